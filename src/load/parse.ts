@@ -1,0 +1,133 @@
+import { CORE_SCHEMA, YAMLException, loadAll } from 'js-yaml';
+import { error, type Problem } from '../util/problem.js';
+import type { LoadLimits } from './limits.js';
+
+/** One YAML document of a site file. `value` is plain JSON-compatible data. */
+export interface LoadedDocument {
+  /** Path relative to the site root, with `/` separators. */
+  file: string;
+  /** Index of the document in its file, 0-based, counting empty documents too. */
+  index: number;
+  value: unknown;
+}
+
+export interface ParsedFile {
+  documents: LoadedDocument[];
+  problems: Problem[];
+}
+
+/**
+ * Parses one file's text into documents, enforcing the hostile-input limits. Pure: no I/O.
+ *
+ * The happy path has no positions: js-yaml's loader is several times faster than a
+ * position-keeping parse, and only documents with problems need line numbers. Those are
+ * located afterwards by `locate()` with the same parser's event stream, so both views of a
+ * file always agree on YAML semantics (YAML 1.2 core schema).
+ */
+export function parseFile(file: string, text: string, limits: LoadLimits): ParsedFile {
+  const docCount = countDocumentMarkers(text);
+  if (docCount > limits.maxDocumentsPerFile) {
+    return {
+      documents: [],
+      problems: [
+        error(
+          'TOO_MANY_DOCUMENTS',
+          `file holds ${docCount} YAML documents; the limit is ${limits.maxDocumentsPerFile}`,
+          { file, line: 1, column: 1 },
+        ),
+      ],
+    };
+  }
+  let values: unknown[];
+  try {
+    values = loadAll(text, {
+      schema: CORE_SCHEMA,
+      maxDepth: limits.maxDepth,
+      maxAliases: limits.maxAliases,
+      filename: file,
+    });
+  } catch (err: unknown) {
+    return { documents: [], problems: [yamlProblem(file, err, limits)] };
+  }
+  const documents: LoadedDocument[] = [];
+  const problems: Problem[] = [];
+  const mayAlias = text.includes('*');
+  values.forEach((value, index) => {
+    if (value === null || value === undefined) return; // an empty document, e.g. a trailing `---`
+    if (mayAlias && expandedSize(value, limits.maxExpandedNodes) > limits.maxExpandedNodes) {
+      problems.push(
+        error(
+          'YAML_ALIAS_LIMIT',
+          `document expands to more than ${limits.maxExpandedNodes} nodes through aliases`,
+          { file, doc: index, pointer: '' },
+        ),
+      );
+      return;
+    }
+    documents.push({ file, index, value });
+  });
+  return { documents, problems };
+}
+
+/** An upper bound on the number of `---` document markers, without parsing. */
+function countDocumentMarkers(text: string): number {
+  let count = 1;
+  let at = text.startsWith('---') ? 0 : text.indexOf('\n---');
+  while (at !== -1) {
+    count++;
+    at = text.indexOf('\n---', at + 1);
+  }
+  return count;
+}
+
+/**
+ * Counts the nodes of a value as if every alias were a copy, memoized per shared object, and
+ * stops as soon as the limit is passed. Aliases in js-yaml are shared references, so parsing
+ * an alias bomb is cheap; walking it (as schema validation does) is not.
+ */
+function expandedSize(value: unknown, limit: number): number {
+  const memo = new Map<object, number>();
+  const size = (v: unknown): number => {
+    if (v === null || typeof v !== 'object') return 1;
+    const known = memo.get(v);
+    if (known !== undefined) return known;
+    let total = 1;
+    const children = Array.isArray(v) ? v : Object.values(v);
+    for (const child of children) {
+      total += size(child);
+      if (total > limit) break;
+    }
+    memo.set(v, total);
+    return total;
+  };
+  return size(value);
+}
+
+function yamlProblem(file: string, err: unknown, limits: LoadLimits): Problem {
+  if (err instanceof YAMLException) {
+    const reason = err.reason ?? 'YAML error';
+    const where = { file, line: (err.mark?.line ?? 0) + 1, column: (err.mark?.column ?? 0) + 1 };
+    if (reason.includes('duplicated mapping key')) {
+      return error('YAML_DUPLICATE_KEY', 'duplicate mapping key', where);
+    }
+    if (reason.includes('maxAliases')) {
+      return error(
+        'YAML_ALIAS_LIMIT',
+        `more than ${limits.maxAliases} aliases in one document`,
+        where,
+      );
+    }
+    if (reason.includes('maxDepth')) {
+      return error('YAML_TOO_DEEP', `nesting deeper than ${limits.maxDepth} levels`, where);
+    }
+    return error('YAML_SYNTAX', reason, where);
+  }
+  if (err instanceof RangeError) {
+    return error('YAML_TOO_DEEP', 'nesting too deep to parse', { file, line: 1, column: 1 });
+  }
+  return error('YAML_SYNTAX', err instanceof Error ? err.message : String(err), {
+    file,
+    line: 1,
+    column: 1,
+  });
+}

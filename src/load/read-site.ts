@@ -1,0 +1,242 @@
+import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import ignore, { type Ignore } from 'ignore';
+import { error, type Problem } from '../util/problem.js';
+import type { LoadLimits } from './limits.js';
+
+/** A site file read from disk, checked for size, encoding and location. */
+export interface SiteFile {
+  /** Path relative to the site root, `/`-separated. */
+  path: string;
+  text: string;
+}
+
+export interface ReadResult {
+  /** Absolute site root: the directory given, or the directory of the file given. */
+  root: string;
+  files: SiteFile[];
+  problems: Problem[];
+}
+
+const YAML_FILE = /\.ya?ml$/i;
+/** Written by bpa itself; never input. */
+const STATUS_DIR = 'status';
+
+/**
+ * Reads every YAML file under `path` (a directory, walked recursively, or one file), applying
+ * the root's `.bpaignore` (gitignore syntax) and skipping `status/`. Problems with single
+ * files are collected; only an unreadable `path` itself throws.
+ */
+export async function readSite(path: string, limits: LoadLimits): Promise<ReadResult> {
+  const given = resolve(path);
+  const info = await stat(given); // throws ENOENT etc.: a usage error for the caller
+  const root = info.isDirectory() ? given : dirname(given);
+  const realRoot = await realpath(root);
+  const problems: Problem[] = [];
+  const files: SiteFile[] = [];
+  if (!info.isDirectory()) {
+    await readOne(given, basename(given), realRoot, limits, files, problems);
+    return { root, files, problems };
+  }
+  const ignorer = await loadIgnore(root, problems);
+  const paths: string[] = [];
+  await walk(root, '', realRoot, ignorer, paths, problems, new Set([realRoot]), limits);
+  paths.sort();
+  for (const rel of paths) await readOne(join(root, rel), rel, realRoot, limits, files, problems);
+  return { root, files, problems };
+}
+
+async function loadIgnore(root: string, problems: Problem[]): Promise<Ignore> {
+  const ig = ignore();
+  try {
+    ig.add(await readFile(join(root, '.bpaignore'), 'utf8'));
+  } catch (err: unknown) {
+    if (!isErrno(err, 'ENOENT')) {
+      problems.push(error('READ_ERROR', `cannot read .bpaignore: ${errText(err)}`, { file: '.bpaignore' }));
+    }
+  }
+  return ig;
+}
+
+async function walk(
+  dir: string,
+  relDir: string,
+  realRoot: string,
+  ignorer: Ignore,
+  out: string[],
+  problems: Problem[],
+  seenDirs: Set<string>,
+  limits: LoadLimits,
+): Promise<void> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err: unknown) {
+    problems.push(error('READ_ERROR', `cannot read directory: ${errText(err)}`, { file: relDir || '.' }));
+    return;
+  }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
+    const abs = join(dir, entry.name);
+    if (entry.name === '.git') continue;
+    if (!relDir && entry.name === STATUS_DIR) continue;
+    let isDir = entry.isDirectory();
+    if (entry.isSymbolicLink()) {
+      const target = await insideRoot(abs, realRoot);
+      if (target === undefined) {
+        if (YAML_FILE.test(entry.name) || (await isDirectory(abs))) {
+          problems.push(
+            error('SYMLINK_ESCAPE', 'symbolic link points outside the site directory', { file: rel }),
+          );
+        }
+        continue;
+      }
+      isDir = await isDirectory(target);
+      if (isDir) {
+        if (seenDirs.has(target)) continue; // a loop
+        seenDirs.add(target);
+      }
+    }
+    if (ignorer.ignores(isDir ? `${rel}/` : rel)) continue;
+    if (isDir) {
+      await walk(abs, rel, realRoot, ignorer, out, problems, seenDirs, limits);
+    } else if (YAML_FILE.test(entry.name)) {
+      if (out.length >= limits.maxFiles) {
+        problems.push(error('TOO_MANY_FILES', `more than ${limits.maxFiles} YAML files`, { file: rel }));
+        return;
+      }
+      out.push(rel);
+    }
+  }
+}
+
+async function readOne(
+  abs: string,
+  rel: string,
+  realRoot: string,
+  limits: LoadLimits,
+  files: SiteFile[],
+  problems: Problem[],
+): Promise<void> {
+  const where = { file: rel, line: 1, column: 1 };
+  try {
+    const link = await lstat(abs);
+    if (link.isSymbolicLink() && (await insideRoot(abs, realRoot)) === undefined) {
+      problems.push(error('SYMLINK_ESCAPE', 'symbolic link points outside the site directory', where));
+      return;
+    }
+    const info = await stat(abs);
+    if (!info.isFile()) {
+      problems.push(error('READ_ERROR', 'not a regular file', where));
+      return;
+    }
+    if (info.size > limits.maxFileBytes) {
+      problems.push(
+        error(
+          'FILE_TOO_LARGE',
+          `file is ${info.size} bytes; the limit is ${limits.maxFileBytes} bytes`,
+          where,
+        ),
+      );
+      return;
+    }
+    const bytes = await readFile(abs);
+    // Read again by size: a file may grow between stat and read.
+    if (bytes.length > limits.maxFileBytes) {
+      problems.push(error('FILE_TOO_LARGE', `file is larger than ${limits.maxFileBytes} bytes`, where));
+      return;
+    }
+    const decoded = decode(bytes);
+    if ('problem' in decoded) {
+      problems.push(error(decoded.problem.code, decoded.problem.message, { file: rel, ...decoded.problem.at }));
+      return;
+    }
+    files.push({ path: rel, text: decoded.text });
+  } catch (err: unknown) {
+    problems.push(error('READ_ERROR', `cannot read file: ${errText(err)}`, where));
+  }
+}
+
+type Decoded =
+  | { text: string }
+  | { problem: { code: string; message: string; at: { line: number; column: number } } };
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/** Strict UTF-8 decoding; binary files (NUL bytes) and invalid sequences are reported. */
+export function decode(bytes: Uint8Array): Decoded {
+  const nul = bytes.indexOf(0);
+  if (nul !== -1) {
+    return {
+      problem: { code: 'BINARY_FILE', message: 'file holds NUL bytes: not a text file', at: lineOf(bytes, nul) },
+    };
+  }
+  try {
+    return { text: utf8.decode(bytes) };
+  } catch {
+    const bad = firstInvalidUtf8(bytes);
+    return {
+      problem: { code: 'NOT_UTF8', message: 'file is not valid UTF-8', at: lineOf(bytes, bad) },
+    };
+  }
+}
+
+function lineOf(bytes: Uint8Array, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset; i++) {
+    if (bytes[i] === 0x0a) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i] ?? 0;
+    const len = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
+    if (len === 0) return i;
+    if (len > 1) {
+      try {
+        utf8.decode(bytes.subarray(i, i + len));
+      } catch {
+        return i;
+      }
+    }
+    i += len;
+  }
+  return 0;
+}
+
+/** The real path of `abs` if it lies inside the real root, else undefined. */
+async function insideRoot(abs: string, realRoot: string): Promise<string | undefined> {
+  let target: string;
+  try {
+    target = await realpath(abs);
+  } catch {
+    return undefined; // a dangling link
+  }
+  const rel = relative(realRoot, target);
+  if (rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep) && !rel.includes(':'))) return target;
+  return undefined;
+}
+
+async function isDirectory(abs: string): Promise<boolean> {
+  try {
+    return (await stat(abs)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isErrno(err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
+}
+
+function errText(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,58 @@
+/**
+ * A problem found in the site: a validation error or warning, a load failure, a lease line
+ * that could not be read. Positions are filled in as precisely as the stage that found the
+ * problem can: `file` is relative to the site root; `line` and `column` are 1-based.
+ */
+export type Severity = 'error' | 'warning';
+
+export interface Problem {
+  /** Stable, documented code (docs/site-format.md), e.g. `DUPLICATE_MAC`. */
+  code: string;
+  severity: Severity;
+  message: string;
+  file?: string;
+  line?: number;
+  column?: number;
+  /** JSON pointer of the offending value inside its document. */
+  pointer?: string;
+  /** Index of the document inside a multi-document file, 0-based. */
+  doc?: number;
+}
+
+export function error(code: string, message: string, where: Partial<Problem> = {}): Problem {
+  return { code, severity: 'error', message, ...where };
+}
+
+export function warning(code: string, message: string, where: Partial<Problem> = {}): Problem {
+  return { code, severity: 'warning', message, ...where };
+}
+
+export function hasErrors(problems: readonly Problem[]): boolean {
+  return problems.some((p) => p.severity === 'error');
+}
+
+/** Sorts problems by file, line, column, then code: the order a compiler prints them in. */
+export function sortProblems(problems: Problem[]): Problem[] {
+  return problems.sort(
+    (a, b) =>
+      (a.file ?? '').localeCompare(b.file ?? '') ||
+      (a.line ?? 0) - (b.line ?? 0) ||
+      (a.column ?? 0) - (b.column ?? 0) ||
+      a.code.localeCompare(b.code) ||
+      a.message.localeCompare(b.message),
+  );
+}
+
+/** Builds a JSON pointer (RFC 6901) from path segments. */
+export function pointer(...segments: Array<string | number>): string {
+  return segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+}
+
+/** Splits a JSON pointer into its segments. */
+export function parsePointer(ptr: string): string[] {
+  if (ptr === '') return [];
+  return ptr
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}

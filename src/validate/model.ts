@@ -1,0 +1,76 @@
+/**
+ * The typed site model produced by validation. Every later stage (observe, plan, apply,
+ * report) reads this, never raw documents.
+ */
+
+/** Where a document came from, for messages that point back at the site. */
+export interface DocRef {
+  file: string;
+  doc: number;
+}
+
+export type Role = 'master' | 'worker';
+
+/** A node of a cluster: one entry in masters and/or workers under one name. */
+export interface NodeSpec {
+  name: string;
+  /** Roles in the order master, worker. A name in both lists is one dual-role node. */
+  roles: Role[];
+  /** Normalized MAC (lowercase, colon-separated), when the node is pinned to a host. */
+  mac?: string;
+  /** Minimum CPU count. */
+  cpu?: number;
+  /** Minimum memory in bytes, from a Kubernetes Quantity (exact: bigint). */
+  memoryBytes?: bigint;
+  /** The quantity as written, for messages. */
+  memory?: string;
+  sriov?: boolean;
+  qat?: boolean;
+  /** Pointer of the (first) entry of this node in its Provisioning document. */
+  pointer: string;
+}
+
+export interface PackageSpec {
+  name: string;
+  /** Pinned Debian version, when given. */
+  version?: string;
+}
+
+export interface ClusterModel {
+  name: string;
+  owner?: string;
+  /** `metadata.labels.cluster-type`, e.g. `virtlet-vm`. */
+  clusterType?: string;
+  /** The Cluster document, when the site has one (ICN also allows a bare Provisioning). */
+  clusterRef?: DocRef;
+  provisioning: { name: string; ref: DocRef };
+  software?: { name: string; ref: DocRef };
+  /** Nodes in document order: masters first, then workers not already listed as masters. */
+  nodes: NodeSpec[];
+  plugins: string[];
+  podSubnet?: string;
+  masterSoftware: PackageSpec[];
+  workerSoftware: PackageSpec[];
+}
+
+/** Site-wide settings from the optional Site document (spec fields, all optional). */
+export interface SiteSettings {
+  name: string;
+  ref?: DocRef;
+  spec: Record<string, unknown>;
+}
+
+/** A metal3 BareMetalHost or HardwareData document, kept as data for the observe stage. */
+export interface InventoryDocument {
+  kind: 'BareMetalHost' | 'HardwareData';
+  name: string;
+  namespace?: string;
+  ref: DocRef;
+  value: Record<string, unknown>;
+}
+
+export interface SiteModel {
+  clusters: ClusterModel[];
+  site?: SiteSettings;
+  inventory: InventoryDocument[];
+}
