@@ -1,0 +1,63 @@
+/**
+ * What the observe stage knows about the real world. Produced by inventory sources and lease
+ * readers; consumed by the pure plan stage.
+ */
+
+/** One network interface of a host. */
+export interface Nic {
+  /** Normalized MAC: lowercase, colon-separated. */
+  mac: string;
+  name?: string;
+  model?: string;
+  /** Addresses reported by the inventory for this NIC (IPv4 and IPv6 entries merged). */
+  ips: string[];
+}
+
+/** A bare-metal host as bpa sees it, from a BareMetalHost (+ HardwareData). */
+export interface Host {
+  name: string;
+  namespace?: string;
+  /** Normalized boot MAC (spec.bootMACAddress), when given. */
+  bootMac?: string;
+  /** NICs by normalized MAC; a NIC listed twice (IPv4 and IPv6 entries) appears once. */
+  nics: Nic[];
+  cpuCount?: number;
+  ramMebibytes?: number;
+  sriov: boolean;
+  qat: boolean;
+  labels: Record<string, string>;
+  eligible: boolean;
+  /** Why the host cannot be used, when it is not eligible. */
+  ineligibleReason?: string;
+  /** Where the host's data came from (file:line or namespace/name), for messages. */
+  origin: string;
+}
+
+/** Every MAC that identifies a host: its boot MAC and all NIC MACs. */
+export function hostMacs(host: Host): string[] {
+  const macs = new Set<string>();
+  if (host.bootMac) macs.add(host.bootMac);
+  for (const nic of host.nics) macs.add(nic.mac);
+  return [...macs];
+}
+
+/** An active DHCP lease. */
+export interface Lease {
+  mac: string;
+  ip: string;
+  /** Expiry in ms since the epoch; undefined for infinite leases. */
+  expires?: number;
+  /** When the lease was granted or last renewed, ms since the epoch, when the format says. */
+  starts?: number;
+  hostname?: string;
+  /** file:line of the entry. */
+  origin: string;
+}
+
+/** Normalizes a MAC address to lowercase colon-separated form; undefined if malformed. */
+export function normalizeMac(raw: string): string | undefined {
+  const s = raw.trim().toLowerCase();
+  if (/^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$/.test(s)) return s.replace(/-/g, ':');
+  if (/^[0-9a-f]{12}$/.test(s)) return s.match(/../g)?.join(':');
+  return undefined;
+}
