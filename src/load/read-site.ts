@@ -52,7 +52,7 @@ async function loadIgnore(root: string, problems: Problem[]): Promise<Ignore> {
     ig.add(await readFile(join(root, '.bpaignore'), 'utf8'));
   } catch (err: unknown) {
     if (!isErrno(err, 'ENOENT')) {
-      problems.push(error('READ_ERROR', `cannot read .bpaignore: ${errText(err)}`, { file: '.bpaignore' }));
+      problems.push(error('READ_ERROR', `cannot read .bpaignore: ${errText(err)}`, { file: '.bpaignore', line: 1, column: 1 }));
     }
   }
   return ig;
@@ -72,7 +72,7 @@ async function walk(
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (err: unknown) {
-    problems.push(error('READ_ERROR', `cannot read directory: ${errText(err)}`, { file: relDir || '.' }));
+    problems.push(error('READ_ERROR', `cannot read directory: ${errText(err)}`, { file: relDir || '.', line: 1, column: 1 }));
     return;
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -87,7 +87,7 @@ async function walk(
       if (target === undefined) {
         if (YAML_FILE.test(entry.name) || (await isDirectory(abs))) {
           problems.push(
-            error('SYMLINK_ESCAPE', 'symbolic link points outside the site directory', { file: rel }),
+            error('SYMLINK_ESCAPE', 'symbolic link points outside the site directory', { file: rel, line: 1, column: 1 }),
           );
         }
         continue;
@@ -103,7 +103,7 @@ async function walk(
       await walk(abs, rel, realRoot, ignorer, out, problems, seenDirs, limits);
     } else if (YAML_FILE.test(entry.name)) {
       if (out.length >= limits.maxFiles) {
-        problems.push(error('TOO_MANY_FILES', `more than ${limits.maxFiles} YAML files`, { file: rel }));
+        problems.push(error('TOO_MANY_FILES', `more than ${limits.maxFiles} YAML files`, { file: rel, line: 1, column: 1 }));
         return;
       }
       out.push(rel);

@@ -1,0 +1,67 @@
+import { relative, resolve } from 'node:path';
+import type { Problem } from '../../util/problem.js';
+
+export type ProblemFormat = 'text' | 'json' | 'github';
+export const PROBLEM_FORMATS: ProblemFormat[] = ['text', 'json', 'github'];
+
+/** Shows a site-relative file as a path relative to the working directory. */
+export function displayPath(root: string, file: string | undefined, cwd = process.cwd()): string | undefined {
+  if (file === undefined) return undefined;
+  return relative(cwd, resolve(root, file)) || file;
+}
+
+/** One line per problem, like a compiler: `file:line:col: error CODE: message`. */
+export function formatText(problems: readonly Problem[]): string {
+  return problems
+    .map((p) => {
+      const where = [p.file ?? '<site>', p.line, p.column].filter((x) => x !== undefined).join(':');
+      return `${where}: ${p.severity} ${p.code}: ${p.message}\n`;
+    })
+    .join('');
+}
+
+/** GitHub Actions workflow commands, so problems show on the pull request's diff. */
+export function formatGithub(problems: readonly Problem[]): string {
+  return problems
+    .map((p) => {
+      const props = [
+        p.file !== undefined ? `file=${escapeProperty(p.file)}` : undefined,
+        p.line !== undefined ? `line=${p.line}` : undefined,
+        p.column !== undefined ? `col=${p.column}` : undefined,
+        `title=${escapeProperty(`bpa ${p.code}`)}`,
+      ].filter(Boolean);
+      return `::${p.severity} ${props.join(',')}::${escapeData(p.message)}\n`;
+    })
+    .join('');
+}
+
+function escapeData(s: string): string {
+  return s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+}
+
+function escapeProperty(s: string): string {
+  return escapeData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
+}
+
+/** Problems as plain JSON objects with stable field order. */
+export function problemsJson(problems: readonly Problem[]): Array<Record<string, unknown>> {
+  return problems.map((p) => ({
+    code: p.code,
+    severity: p.severity,
+    message: p.message,
+    file: p.file,
+    line: p.line,
+    column: p.column,
+    pointer: p.pointer,
+  }));
+}
+
+export function countSeverities(problems: readonly Problem[]): { errors: number; warnings: number } {
+  let errors = 0;
+  for (const p of problems) if (p.severity === 'error') errors++;
+  return { errors, warnings: problems.length - errors };
+}
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}

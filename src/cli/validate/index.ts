@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { validatePath } from '../../validate/run.js';
+import {
+  PROBLEM_FORMATS,
+  countSeverities,
+  displayPath,
+  formatGithub,
+  formatText,
+  plural,
+  problemsJson,
+  type ProblemFormat,
+} from '../output/problems.js';
+import { EXIT, type Io } from '../io.js';
+
+/** `bpa validate [PATH]`: every problem of a site, for pull requests. */
+export function registerValidate(program: Command, io: Io): void {
+  program
+    .command('validate')
+    .description('check a site directory (or one file) and report every problem with file, line and column')
+    .argument('[path]', 'site directory or YAML file', '.')
+    .addOption(new Option('-f, --format <format>', 'output format').choices(PROBLEM_FORMATS).default('text'))
+    .action(async (path: string, opts: { format: ProblemFormat }) => {
+      const result = await validatePath(path);
+      if ('usage' in result) {
+        io.err(`bpa validate: ${result.usage}\n`);
+        io.exit(EXIT.usage);
+        return;
+      }
+      const problems = result.problems.map((p) => ({ ...p, file: displayPath(result.root, p.file) }));
+      const { errors, warnings } = countSeverities(problems);
+      if (opts.format === 'json') {
+        io.out(
+          JSON.stringify(
+            {
+              valid: errors === 0,
+              errors,
+              warnings,
+              files: result.files,
+              documents: result.documents,
+              clusters: result.model?.clusters.map((c) => c.name) ?? [],
+              problems: problemsJson(problems),
+            },
+            null,
+            2,
+          ) + '\n',
+        );
+      } else if (opts.format === 'github') {
+        io.out(formatGithub(problems));
+      } else {
+        io.out(formatText(problems));
+        const where = displayPath(process.cwd(), path) ?? path;
+        const scope = `${plural(result.documents, 'document')} in ${plural(result.files, 'file')}`;
+        if (errors === 0) {
+          const clusters = result.model?.clusters.length ?? 0;
+          io.out(`${where}: valid (${scope}, ${plural(clusters, 'cluster')}${warnings ? `, ${plural(warnings, 'warning')}` : ''})\n`);
+        } else {
+          io.out(`${where}: ${plural(errors, 'error')}, ${plural(warnings, 'warning')} (${scope})\n`);
+        }
+      }
+      io.exit(errors === 0 ? EXIT.ok : EXIT.invalid);
+    });
+}
