@@ -1,6 +1,7 @@
 import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
+import pLimit from 'p-limit';
 import { error, type Problem } from '../util/problem.js';
 import type { LoadLimits } from './limits.js';
 
@@ -19,6 +20,7 @@ export interface ReadResult {
 }
 
 const YAML_FILE = /\.ya?ml$/i;
+const READ_CONCURRENCY = 32;
 /** Written by bpa itself; never input. */
 const STATUS_DIR = 'status';
 
@@ -35,14 +37,22 @@ export async function readSite(path: string, limits: LoadLimits): Promise<ReadRe
   const problems: Problem[] = [];
   const files: SiteFile[] = [];
   if (!info.isDirectory()) {
-    await readOne(given, basename(given), realRoot, limits, files, problems);
+    const one = await readOne(given, basename(given), realRoot, limits, true);
+    if ('path' in one) files.push(one);
+    else problems.push(one);
     return { root, files, problems };
   }
   const ignorer = await loadIgnore(root, problems);
   const paths: string[] = [];
   await walk(root, '', realRoot, ignorer, paths, problems, new Set([realRoot]), limits);
   paths.sort();
-  for (const rel of paths) await readOne(join(root, rel), rel, realRoot, limits, files, problems);
+  // Many small files: keep several reads in flight so the thread pool overlaps them.
+  const limit = pLimit(READ_CONCURRENCY);
+  const results = await Promise.all(paths.map((rel) => limit(() => readOne(join(root, rel), rel, realRoot, limits, false))));
+  for (const r of results) {
+    if ('path' in r) files.push(r);
+    else problems.push(r);
+  }
   return { root, files, problems };
 }
 
@@ -111,50 +121,31 @@ async function walk(
   }
 }
 
-async function readOne(
-  abs: string,
-  rel: string,
-  realRoot: string,
-  limits: LoadLimits,
-  files: SiteFile[],
-  problems: Problem[],
-): Promise<void> {
+/**
+ * Reads one file. `checkLink`: the path was given directly, so a symlink must be checked
+ * here (files found by the walk were checked there).
+ */
+async function readOne(abs: string, rel: string, realRoot: string, limits: LoadLimits, checkLink: boolean): Promise<SiteFile | Problem> {
   const where = { file: rel, line: 1, column: 1 };
   try {
-    const link = await lstat(abs);
-    if (link.isSymbolicLink() && (await insideRoot(abs, realRoot)) === undefined) {
-      problems.push(error('SYMLINK_ESCAPE', 'symbolic link points outside the site directory', where));
-      return;
+    if (checkLink && (await lstat(abs)).isSymbolicLink() && (await insideRoot(abs, realRoot)) === undefined) {
+      return error('SYMLINK_ESCAPE', 'symbolic link points outside the site directory', where);
     }
     const info = await stat(abs);
-    if (!info.isFile()) {
-      problems.push(error('READ_ERROR', 'not a regular file', where));
-      return;
-    }
+    if (!info.isFile()) return error('READ_ERROR', 'not a regular file', where);
     if (info.size > limits.maxFileBytes) {
-      problems.push(
-        error(
-          'FILE_TOO_LARGE',
-          `file is ${info.size} bytes; the limit is ${limits.maxFileBytes} bytes`,
-          where,
-        ),
-      );
-      return;
+      return error('FILE_TOO_LARGE', `file is ${info.size} bytes; the limit is ${limits.maxFileBytes} bytes`, where);
     }
     const bytes = await readFile(abs);
-    // Read again by size: a file may grow between stat and read.
+    // Checked again: a file may grow between stat and read.
     if (bytes.length > limits.maxFileBytes) {
-      problems.push(error('FILE_TOO_LARGE', `file is larger than ${limits.maxFileBytes} bytes`, where));
-      return;
+      return error('FILE_TOO_LARGE', `file is larger than ${limits.maxFileBytes} bytes`, where);
     }
     const decoded = decode(bytes);
-    if ('problem' in decoded) {
-      problems.push(error(decoded.problem.code, decoded.problem.message, { file: rel, ...decoded.problem.at }));
-      return;
-    }
-    files.push({ path: rel, text: decoded.text });
+    if ('problem' in decoded) return error(decoded.problem.code, decoded.problem.message, { file: rel, ...decoded.problem.at });
+    return { path: rel, text: decoded.text };
   } catch (err: unknown) {
-    problems.push(error('READ_ERROR', `cannot read file: ${errText(err)}`, where));
+    return error('READ_ERROR', `cannot read file: ${errText(err)}`, where);
   }
 }
 

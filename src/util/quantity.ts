@@ -54,9 +54,14 @@ export function mebibytesToBytes(mib: number): bigint {
   return BigInt(Math.trunc(mib)) * (1n << 20n);
 }
 
-/** A byte count written the short way for messages: 4Gi, 1536Mi, 8000000000. */
+/** A byte count written the short way for messages: 4Gi, 1536Mi, 8G, 1000. */
 export function formatBytes(bytes: bigint): string {
-  for (const [suffix, unit] of [['Ei', 1n << 60n], ['Pi', 1n << 50n], ['Ti', 1n << 40n], ['Gi', 1n << 30n], ['Mi', 1n << 20n], ['Ki', 1n << 10n]] as const) {
+  const units: Array<[string, bigint]> = [
+    ['Ei', 1n << 60n], ['Pi', 1n << 50n], ['Ti', 1n << 40n], ['Gi', 1n << 30n], ['Mi', 1n << 20n],
+    ['E', 10n ** 18n], ['P', 10n ** 15n], ['T', 10n ** 12n], ['G', 10n ** 9n], ['M', 10n ** 6n],
+    ['Ki', 1n << 10n], ['k', 1000n],
+  ];
+  for (const [suffix, unit] of units) {
     if (bytes >= unit && bytes % unit === 0n) return `${bytes / unit}${suffix}`;
   }
   return String(bytes);

@@ -7,7 +7,10 @@ export const PROBLEM_FORMATS: ProblemFormat[] = ['text', 'json', 'github'];
 /** Shows a site-relative file as a path relative to the working directory. */
 export function displayPath(root: string, file: string | undefined, cwd = process.cwd()): string | undefined {
   if (file === undefined) return undefined;
-  return relative(cwd, resolve(root, file)) || file;
+  const abs = resolve(root, file);
+  const rel = relative(cwd, abs);
+  // Inside the working directory (the usual CI checkout): relative, as annotations need.
+  return rel === '' ? file : rel.startsWith('..') ? abs : rel;
 }
 
 /** One line per problem, like a compiler: `file:line:col: error CODE: message`. */

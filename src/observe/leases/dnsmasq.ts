@@ -1,0 +1,54 @@
+import { isIPv4 } from 'node:net';
+import type { Lease } from '../types.js';
+import type { Problem } from '../../util/problem.js';
+import { classifyHwAddr } from './hwaddr.js';
+import { malformed, quote } from './problems.js';
+import { newestPerMac, type Candidate } from './select.js';
+import type { ParsedLeases } from './types.js';
+
+const DIGITS = /^\d+$/;
+const FIELD_SEP = /[ \t]+/;
+
+/**
+ * dnsmasq's lease file: one lease per line, `<expiry> <hwaddr> <ip> <hostname|*> <client-id|*>`.
+ * dnsmasq rewrites the whole file on every change, so lines never supersede each other; a
+ * `duid` line and the DHCPv6 lines after it (IAID in the hwaddr field) are skipped.
+ */
+export function parseDnsmasq(text: string, file: string, now: number): ParsedLeases {
+  const problems: Problem[] = [];
+  const candidates: Candidate[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] ?? '').trim();
+    if (line === '' || line.startsWith('duid ') || line.startsWith('#')) continue;
+    const lineNo = i + 1;
+    const fields = line.split(FIELD_SEP);
+    const [expiry = '', hw = '', ip = '', hostname = ''] = fields;
+    if (fields.length < 4 || fields.length > 5) {
+      problems.push(malformed(file, lineNo, `expected "<expiry> <mac> <ip> <hostname> <client-id>", got ${quote(line)}`));
+      continue;
+    }
+    if (ip.includes(':')) continue;
+    if (!DIGITS.test(expiry)) {
+      problems.push(malformed(file, lineNo, `expiry ${quote(expiry)} is not a number of seconds`));
+      continue;
+    }
+    if (!isIPv4(ip)) {
+      problems.push(malformed(file, lineNo, `${quote(ip)} is not an IPv4 address`));
+      continue;
+    }
+    const addr = classifyHwAddr(hw);
+    if (addr.kind === 'invalid') {
+      problems.push(malformed(file, lineNo, `${quote(hw)} is not a hardware address`));
+      continue;
+    }
+    if (addr.kind === 'other') continue;
+    const seconds = Number(expiry);
+    const lease: Lease = { mac: addr.mac, ip, origin: `${file}:${lineNo}` };
+    // dnsmasq writes 0 for a lease without end.
+    if (seconds !== 0) lease.expires = seconds * 1000;
+    if (hostname !== '*' && hostname !== '') lease.hostname = hostname;
+    candidates.push({ lease, seq: i });
+  }
+  return { leases: newestPerMac(candidates, now), problems };
+}

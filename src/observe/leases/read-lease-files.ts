@@ -1,0 +1,101 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Lease } from '../types.js';
+import { warning, type Problem } from '../../util/problem.js';
+import { detectLeaseFormat } from './detect.js';
+import { parseLeases } from './index.js';
+import { parseKeaSeries, type KeaSource } from './kea.js';
+import { LEASE_FILE_UNREADABLE } from './problems.js';
+import { mergeLeases } from './select.js';
+import type { ParsedLeases } from './types.js';
+
+export interface LeaseFilesResult {
+  /** Normalized MAC → the newest active lease across all files. */
+  leases: Map<string, Lease>;
+  problems: Problem[];
+}
+
+/**
+ * Kea's lease file cleanup leaves older data beside the live file: `.completed` (a finished
+ * cleanup not yet renamed; when present it replaces the other two), else `.2` (the previous
+ * cleanup's output) and `.1` (the file rotated out when the cleanup began). Kea loads them in
+ * this order before the live file; so does bpa.
+ */
+const KEA_COMPLETED = '.completed';
+const KEA_OLDER = ['.2', '.1'];
+const KEA_SUFFIXES = [KEA_COMPLETED, ...KEA_OLDER];
+
+/**
+ * Reads lease files (format detected per file) and merges them: MAC → newest lease, later
+ * files winning ties. A file that cannot be read is a problem, never an exception.
+ */
+export async function readLeaseFiles(paths: string[], now: number): Promise<LeaseFilesResult> {
+  const problems: Problem[] = [];
+  const results = await Promise.all(selectPaths(paths).map((p) => readOne(p, now)));
+  for (const r of results) problems.push(...r.problems);
+  return { leases: mergeLeases(results.map((r) => r.leases)), problems };
+}
+
+/**
+ * Drops repeated paths and Kea companions of a listed file: they are read as part of that
+ * file's series, and read alone they could bring back a lease the live file has ended.
+ */
+function selectPaths(paths: string[]): string[] {
+  const listed = new Set(paths.map((p) => resolve(p)));
+  const seen = new Set<string>();
+  return paths.filter((p) => {
+    const abs = resolve(p);
+    if (seen.has(abs)) return false;
+    seen.add(abs);
+    return !KEA_SUFFIXES.some((s) => abs.endsWith(s) && listed.has(abs.slice(0, -s.length)));
+  });
+}
+
+async function readOne(path: string, now: number): Promise<ParsedLeases> {
+  const read = await readText(path);
+  if ('problem' in read) return { leases: [], problems: [read.problem] };
+  const { text } = read;
+  if (detectLeaseFormat(text, path) !== 'kea') return parseLeases(text, { file: path, now });
+  const problems: Problem[] = [];
+  const sources: KeaSource[] = [];
+  const completed = await readCompanion(path + KEA_COMPLETED, problems);
+  if (completed) sources.push(completed);
+  else {
+    for (const suffix of KEA_OLDER) {
+      const older = await readCompanion(path + suffix, problems);
+      if (older) sources.push(older);
+    }
+  }
+  sources.push({ text, file: path });
+  const parsed = parseKeaSeries(sources, now);
+  return { leases: parsed.leases, problems: [...problems, ...parsed.problems] };
+}
+
+/** A companion that does not exist is normal (no cleanup has run yet); other errors are not. */
+async function readCompanion(path: string, problems: Problem[]): Promise<KeaSource | undefined> {
+  const read = await readText(path);
+  if ('text' in read) return { text: read.text, file: path };
+  if (!read.missing) problems.push(read.problem);
+  return undefined;
+}
+
+type ReadOutcome = { text: string } | { problem: Problem; missing: boolean };
+
+const REASONS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EISDIR: 'is a directory',
+};
+
+async function readText(path: string): Promise<ReadOutcome> {
+  try {
+    return { text: await readFile(path, 'utf8') };
+  } catch (err: unknown) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = (code && REASONS[code]) ?? code ?? (err instanceof Error ? err.message : String(err));
+    return {
+      problem: warning(LEASE_FILE_UNREADABLE, `cannot read lease file ${path}: ${why}`, { file: path }),
+      missing: code === 'ENOENT',
+    };
+  }
+}

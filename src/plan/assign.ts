@@ -1,0 +1,270 @@
+/**
+ * Role assignment: which host becomes which node, for the whole site at once.
+ *
+ * Three passes, each over nodes in site order (clusters by name, then node order):
+ *  1. sticky: a node keeps the host recorded in the applied state while that host is still
+ *     eligible, still carries the node's MAC (if pinned) and still meets its requirements.
+ *     A running node is never moved to make room for another one;
+ *  2. MAC: a pinned node gets the one host with that MAC, or a diagnostic saying why not;
+ *  3. resources: the other nodes are matched to the free eligible hosts by a maximum
+ *     matching over capacity classes (./assign/class-matcher.ts). When hosts run short, the
+ *     nodes left unplaced are the ones later in site order; a placed node is the smallest
+ *     sufficient host its class could get (fewest cpus, then memory, then fewer special
+ *     features, then host key), which keeps big hosts for the nodes that need them.
+ * The outcome depends only on the content of the input, never on the order of `hosts`.
+ */
+import type { Host } from '../observe/types.js';
+import type { ClusterModel, NodeSpec } from '../validate/model.js';
+import { ClassMatcher } from './assign/class-matcher.js';
+import { describeCompetition, describeIneligible } from './assign/diagnose.js';
+import {
+  describeFit,
+  describeNeed,
+  describeShortfalls,
+  fits,
+  needOf,
+  shortfalls,
+} from './assign/need.js';
+import type { Need } from './assign/need.js';
+import {
+  canonicalMac,
+  compareText,
+  hasMac,
+  hostClasses,
+  hostKey,
+  indexHosts,
+} from './assign/site-hosts.js';
+import type { HostClass, SiteHost, SiteHosts } from './assign/site-hosts.js';
+
+export { hostKey };
+
+/** A placement recorded in the applied state; `host` is `hostKey(host)`. */
+export interface PriorAssignment {
+  cluster: string;
+  node: string;
+  host: string;
+}
+
+export interface Placement {
+  cluster: string;
+  node: string;
+  host: Host;
+  /** True when the node stays on the host it was applied on. */
+  sticky: boolean;
+  /** Why this host: "mac …", "resources: cpu 16≥8, …", "kept from applied state". */
+  reason: string;
+}
+
+export interface Unplaced {
+  cluster: string;
+  node: string;
+  message: string;
+}
+
+export interface Assignment {
+  placements: Placement[];
+  unplaced: Unplaced[];
+}
+
+interface Slot {
+  cluster: string;
+  node: NodeSpec;
+  mac?: string;
+  need: Need;
+  /** "node-3 (not eligible: powered off)" when the node had to leave its applied host. */
+  movedFrom?: string;
+  placed?: { entry: SiteHost; sticky: boolean; reason: string };
+  message?: string;
+}
+
+export function assignHosts(
+  clusters: readonly ClusterModel[],
+  hosts: readonly Host[],
+  prior: readonly PriorAssignment[],
+): Assignment {
+  const slots = orderSlots(clusters);
+  const site = indexHosts(hosts);
+  keepPrior(slots, site, prior);
+  placeByMac(slots, site);
+  placeByResources(slots, site);
+
+  const placements: Placement[] = [];
+  const unplaced: Unplaced[] = [];
+  for (const s of slots) {
+    if (s.placed) {
+      placements.push({
+        cluster: s.cluster,
+        node: s.node.name,
+        host: s.placed.entry.host,
+        sticky: s.placed.sticky,
+        reason: s.placed.reason,
+      });
+    } else {
+      unplaced.push({ cluster: s.cluster, node: s.node.name, message: s.message ?? '' });
+    }
+  }
+  return { placements, unplaced };
+}
+
+function orderSlots(clusters: readonly ClusterModel[]): Slot[] {
+  const ordered = clusters
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => compareText(a.c.name, b.c.name) || a.i - b.i);
+  const slots: Slot[] = [];
+  for (const { c } of ordered) {
+    for (const node of c.nodes) {
+      const slot: Slot = { cluster: c.name, node, need: needOf(node) };
+      if (node.mac) slot.mac = canonicalMac(node.mac);
+      slots.push(slot);
+    }
+  }
+  return slots;
+}
+
+function place(slot: Slot, entry: SiteHost, sticky: boolean, reason: string): void {
+  const why = !sticky && slot.movedFrom ? `moved from ${slot.movedFrom}; ${reason}` : reason;
+  slot.placed = { entry, sticky, reason: why };
+  entry.taker = { cluster: slot.cluster, node: slot.node.name, sticky };
+}
+
+function fail(slot: Slot, text: string): void {
+  const moved = slot.movedFrom ? `was on ${slot.movedFrom}; ` : '';
+  slot.message = `${slot.node.name}: ${moved}${text}`;
+}
+
+function takerText(entry: SiteHost): string {
+  const t = entry.taker;
+  if (!t) return '';
+  return `${t.cluster}/${t.node}${t.sticky ? ' (kept from applied state)' : ''}`;
+}
+
+/** Pass 1: keep nodes on the hosts they were applied on, where those still qualify. */
+function keepPrior(slots: Slot[], site: SiteHosts, prior: readonly PriorAssignment[]): void {
+  const recorded = new Map<string, string>();
+  for (const p of prior) {
+    const k = `${p.cluster}\u0000${p.node}`;
+    if (!recorded.has(k)) recorded.set(k, p.host);
+  }
+  for (const slot of slots) {
+    const key = recorded.get(`${slot.cluster}\u0000${slot.node.name}`);
+    if (key === undefined) continue;
+    const entry = site.byKey.get(key);
+    let why: string | undefined;
+    if (!entry) why = 'no longer in the inventory';
+    else if (!entry.host.eligible)
+      why = `not eligible: ${entry.host.ineligibleReason ?? 'unknown'}`;
+    else if (slot.mac && !hasMac(entry, slot.mac)) why = `it does not have mac ${slot.mac}`;
+    else if (!fits(slot.need, entry.cap))
+      why = describeShortfalls(shortfalls(slot.need, entry.cap));
+    else if (entry.taker) why = `also recorded for ${takerText(entry)}`;
+    if (why === undefined && entry) place(slot, entry, true, 'kept from applied state');
+    else slot.movedFrom = `${key} (${why})`;
+  }
+}
+
+/** Pass 2: nodes pinned by MAC take exactly that host, verified against their requirements. */
+function placeByMac(slots: Slot[], site: SiteHosts): void {
+  for (const slot of slots) {
+    const mac = slot.mac;
+    if (slot.placed || !mac) continue;
+    const found = site.byMac.get(mac) ?? [];
+    const entry = found[0];
+    if (!entry) {
+      fail(slot, `no host has mac ${mac}`);
+      continue;
+    }
+    if (found.length > 1) {
+      fail(slot, `mac ${mac} belongs to more than one host: ${found.map((e) => e.key).join(', ')}`);
+      continue;
+    }
+    const host = `host ${entry.key} (mac ${mac})`;
+    const miss = shortfalls(slot.need, entry.cap);
+    if (!entry.host.eligible)
+      fail(slot, `${host} is not eligible: ${entry.host.ineligibleReason ?? 'unknown reason'}`);
+    else if (miss.length > 0) fail(slot, `${host} ${describeShortfalls(miss)}`);
+    else if (entry.taker) fail(slot, `${host} is taken by ${takerText(entry)}`);
+    else place(slot, entry, false, `mac ${mac}`);
+  }
+}
+
+/** Pass 3: a maximum matching of the remaining nodes to the free eligible hosts. */
+function placeByResources(slots: Slot[], site: SiteHosts): void {
+  const pending = slots.filter((s) => !s.placed && !s.mac);
+  if (pending.length === 0) return;
+  const classes = hostClasses(site);
+  const free = classes.map((c) => c.hosts.filter((e) => !e.taker));
+
+  // Nodes with equal requirements form one class; classes keep the order of their first node.
+  const needIndex = new Map<string, number>();
+  const needs: Need[] = [];
+  const members: Slot[][] = [];
+  for (const s of pending) {
+    const k = needKeyOf(s.need);
+    let i = needIndex.get(k);
+    if (i === undefined) {
+      i = needs.length;
+      needIndex.set(k, i);
+      needs.push(s.need);
+      members.push([]);
+    }
+    members[i]?.push(s);
+  }
+  const adj = needs.map((need) => {
+    const list: number[] = [];
+    classes.forEach((c, j) => {
+      if (fits(need, c.cap)) list.push(j);
+    });
+    return list;
+  });
+  const matcher = new ClassMatcher(
+    adj,
+    free.map((f) => f.length),
+  );
+  const served = members.map(() => 0);
+  for (const s of pending) {
+    const i = needIndex.get(needKeyOf(s.need)) as number;
+    if (matcher.place(i)) served[i] = (served[i] ?? 0) + 1;
+  }
+
+  // Nodes of a class were served in site order, so the first `served[i]` of them are placed.
+  const next = free.map(() => 0);
+  members.forEach((list, i) => {
+    let n = 0;
+    for (const [j, units] of matcher.placements(i)) {
+      const pool = free[j] as SiteHost[];
+      const cls = classes[j] as HostClass;
+      // The same text for every node of the class on this host class, unless a node wrote
+      // its memory differently (8Gi vs 8192Mi).
+      const reasons = new Map<string, string>();
+      for (let u = 0; u < units; u++) {
+        const slot = list[n++] as Slot;
+        const entry = pool[next[j] ?? 0] as SiteHost;
+        next[j] = (next[j] ?? 0) + 1;
+        let reason = reasons.get(slot.need.memText);
+        if (reason === undefined) {
+          reason = describeFit(slot.need, cls.cap);
+          reasons.set(slot.need.memText, reason);
+        }
+        place(slot, entry, false, reason);
+      }
+    }
+  });
+
+  const ineligible = describeIneligible(site.ineligible);
+  const competition = new Map<number, string>();
+  for (const s of pending) {
+    if (s.placed) continue;
+    const i = needIndex.get(needKeyOf(s.need)) as number;
+    let text = competition.get(i);
+    if (text === undefined) {
+      text = describeCompetition(s.need, classes);
+      competition.set(i, text);
+    }
+    const need = describeNeed(s.need) || 'any eligible host';
+    fail(s, `needs ${need}; ${text}${ineligible ? `. ${ineligible}` : ''}`);
+  }
+}
+
+function needKeyOf(need: Need): string {
+  return `${need.cpu}/${need.memMib}/${need.sriov ? 1 : 0}/${need.qat ? 1 : 0}`;
+}

@@ -1,0 +1,64 @@
+/**
+ * Why a node found no host: what it needs, how many eligible hosts would do and who holds
+ * them, which host came closest, and which hosts cannot be used at all.
+ */
+import { describeShortfallsBrief, fits, shortfalls } from './need.js';
+import type { Need, Shortfall } from './need.js';
+import type { HostClass, SiteHost } from './site-hosts.js';
+
+const LISTED = 3;
+const LISTED_INELIGIBLE = 5;
+
+function listWithMore(items: string[], total: number, sep: string): string {
+  const more = total - items.length;
+  return more > 0 ? `${items.join(sep)}${sep}and ${more} more` : items.join(sep);
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** "3 hosts qualify, all taken by a/worker-1, a/master-1 and 1 more; nearest: node-7 has cpu 16" */
+export function describeCompetition(need: Need, classes: readonly HostClass[]): string {
+  let qualify = 0;
+  let taken = 0;
+  const takers: string[] = [];
+  let nearest: { entry: SiteHost; miss: Shortfall[]; score: number } | undefined;
+  for (const cls of classes) {
+    if (fits(need, cls.cap)) {
+      qualify += cls.hosts.length;
+      for (const entry of cls.hosts) {
+        if (!entry.taker) continue;
+        taken++;
+        if (takers.length < LISTED) takers.push(`${entry.taker.cluster}/${entry.taker.node}`);
+      }
+      continue;
+    }
+    const miss = shortfalls(need, cls.cap);
+    // Fewest unmet requirements first, then the smallest relative gap.
+    const score = miss.length * 10 + miss.reduce((sum, s) => sum + s.gap, 0);
+    const first = cls.hosts[0];
+    if (first && (!nearest || score < nearest.score)) nearest = { entry: first, miss, score };
+  }
+  let text: string;
+  if (qualify === 0) text = 'no eligible host qualifies';
+  else {
+    const who = listWithMore(takers, taken, ', ');
+    text =
+      taken === qualify
+        ? `${plural(qualify, 'host')} ${qualify === 1 ? 'qualifies' : 'qualify'}, all taken by ${who}`
+        : `${plural(qualify, 'host')} qualify, ${taken} taken by ${who}`;
+  }
+  if (nearest)
+    text += `; nearest: ${nearest.entry.key} has ${describeShortfallsBrief(nearest.miss)}`;
+  return text;
+}
+
+/** "2 hosts ineligible: node-10 provisioning state 'inspecting'; node-9 powered off" */
+export function describeIneligible(ineligible: readonly SiteHost[]): string {
+  if (ineligible.length === 0) return '';
+  const shown = ineligible
+    .slice(0, LISTED_INELIGIBLE)
+    .map((e) => `${e.key} ${e.host.ineligibleReason ?? 'not eligible'}`);
+  return `${plural(ineligible.length, 'host')} ineligible: ${listWithMore(shown, ineligible.length, '; ')}`;
+}

@@ -1,0 +1,593 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import {
+  ApiException,
+  BatchV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  makeInformer,
+  PatchStrategy,
+  Watch,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { startFakeKube, type FakeKube, type KubeObject } from '../../fakes/kube-api-server.js';
+import { kubeConfigFor } from '../../fakes/kubeconfig.js';
+
+const NS = 'bpa-test';
+
+/** Awaits a rejected client call and checks the HTTP code and the Status reason it carried. */
+async function expectApiError(call: Promise<unknown>, code: number, reason: string): Promise<void> {
+  try {
+    await call;
+  } catch (err: unknown) {
+    assert.ok(err instanceof ApiException, `expected ApiException, got ${String(err)}`);
+    assert.equal(err.code, code);
+    // The generated client drops the body of a 401 before it reaches the exception.
+    if (code === 401) return;
+    const status = JSON.parse(String(err.body)) as Record<string, unknown>;
+    assert.equal(status.kind, 'Status');
+    assert.equal(status.status, 'Failure');
+    assert.equal(status.reason, reason);
+    assert.equal(status.code, code);
+    return;
+  }
+  assert.fail(`expected HTTP ${code} ${reason}`);
+}
+
+interface SeenEvent {
+  type: string;
+  object: KubeObject;
+}
+
+/** Collects watch events and lets a test wait (bounded) for one that satisfies a predicate. */
+class EventLog {
+  readonly events: SeenEvent[] = [];
+  private waiters: Array<() => void> = [];
+
+  push = (type: string, object: unknown): void => {
+    this.events.push({ type, object: object as KubeObject });
+    for (const w of this.waiters) w();
+  };
+
+  async waitFor(pred: (e: SeenEvent) => boolean, ms = 5000): Promise<SeenEvent> {
+    const found = (): SeenEvent | undefined => this.events.find(pred);
+    const hit = found();
+    if (hit) return hit;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== check);
+        reject(new Error(`no matching watch event in ${ms} ms: ${JSON.stringify(this.events)}`));
+      }, ms);
+      const check = (): void => {
+        const e = found();
+        if (!e) return;
+        clearTimeout(timer);
+        this.waiters = this.waiters.filter((w) => w !== check);
+        resolve(e);
+      };
+      this.waiters.push(check);
+    });
+  }
+}
+
+function bmh(name: string, namespace: string, labels: Record<string, string> = {}): KubeObject {
+  return {
+    apiVersion: 'metal3.io/v1alpha1',
+    kind: 'BareMetalHost',
+    metadata: { name, namespace, labels },
+    spec: { online: true, bootMACAddress: '52:54:00:00:00:01' },
+  };
+}
+
+describe('fake Kubernetes API server (through @kubernetes/client-node)', () => {
+  let fake: FakeKube;
+  let kc: KubeConfig;
+
+  beforeEach(async () => {
+    fake = await startFakeKube();
+    kc = new KubeConfig();
+    kc.loadFromFile(fake.kubeconfigPath);
+  });
+
+  afterEach(async () => {
+    await fake.stop();
+  });
+
+  it('creates, reads, replaces, rejects a stale replace and deletes a Secret', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const created = await core.createNamespacedSecret({
+      namespace: NS,
+      body: { metadata: { name: 'bmc' }, stringData: { password: 'hunter2' } },
+    });
+    assert.equal(created.metadata?.namespace, NS);
+    assert.match(created.metadata?.uid ?? '', /^[0-9a-f-]{36}$/);
+    assert.match(created.metadata?.resourceVersion ?? '', /^\d+$/);
+    assert.ok(created.metadata?.creationTimestamp instanceof Date);
+    // stringData is folded into base64 data, as the real server does.
+    assert.deepEqual(created.data, { password: Buffer.from('hunter2').toString('base64') });
+    assert.equal(created.type, 'Opaque');
+
+    const read = await core.readNamespacedSecret({ name: 'bmc', namespace: NS });
+    assert.equal(read.metadata?.resourceVersion, created.metadata?.resourceVersion);
+
+    const replaced = await core.replaceNamespacedSecret({
+      name: 'bmc',
+      namespace: NS,
+      body: { ...read, data: { password: Buffer.from('new').toString('base64') } },
+    });
+    assert.ok(Number(replaced.metadata?.resourceVersion) > Number(read.metadata?.resourceVersion));
+    assert.equal(replaced.metadata?.uid, created.metadata?.uid);
+
+    // `read` still carries the old resourceVersion.
+    await expectApiError(
+      core.replaceNamespacedSecret({ name: 'bmc', namespace: NS, body: read }),
+      409,
+      'Conflict',
+    );
+    await expectApiError(
+      core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'bmc' } } }),
+      409,
+      'AlreadyExists',
+    );
+
+    const status = await core.deleteNamespacedSecret({ name: 'bmc', namespace: NS });
+    assert.equal(status.status, 'Success');
+    assert.equal(fake.get('v1', 'Secret', NS, 'bmc'), undefined);
+    await expectApiError(
+      core.readNamespacedSecret({ name: 'bmc', namespace: NS }),
+      404,
+      'NotFound',
+    );
+    await expectApiError(
+      core.deleteNamespacedSecret({ name: 'bmc', namespace: NS }),
+      404,
+      'NotFound',
+    );
+    await expectApiError(
+      core.replaceNamespacedSecret({
+        name: 'bmc',
+        namespace: NS,
+        body: { metadata: { name: 'bmc' } },
+      }),
+      404,
+      'NotFound',
+    );
+  });
+
+  it('rejects Secret data that is not base64', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    await expectApiError(
+      core.createNamespacedSecret({
+        namespace: NS,
+        body: { metadata: { name: 'raw' }, data: { password: 'not base64!' } },
+      }),
+      400,
+      'BadRequest',
+    );
+  });
+
+  it('stores ConfigMaps and supports merge patch, JSON patch and label selectors', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedConfigMap({
+      namespace: NS,
+      body: {
+        metadata: { name: 'edge-configmap', labels: { cluster: 'edge' } },
+        data: { MASTER_n1: '10.0.0.1' },
+      },
+    });
+    await core.createNamespacedConfigMap({
+      namespace: NS,
+      body: { metadata: { name: 'other', labels: { cluster: 'core' } }, data: {} },
+    });
+
+    const merged = await core.patchNamespacedConfigMap(
+      { name: 'edge-configmap', namespace: NS, body: { data: { WORKER_n2: '10.0.0.2' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    assert.deepEqual(merged.data, { MASTER_n1: '10.0.0.1', WORKER_n2: '10.0.0.2' });
+
+    // JSON patch is the client's default patch content type.
+    const jsonPatched = await core.patchNamespacedConfigMap({
+      name: 'edge-configmap',
+      namespace: NS,
+      body: [
+        { op: 'replace', path: '/data/MASTER_n1', value: '10.0.0.9' },
+        { op: 'add', path: '/metadata/labels/site', value: 'lab' },
+      ],
+    });
+    assert.equal(jsonPatched.data?.MASTER_n1, '10.0.0.9');
+    assert.equal(jsonPatched.metadata?.labels?.site, 'lab');
+
+    const edge = await core.listNamespacedConfigMap({
+      namespace: NS,
+      labelSelector: 'cluster=edge',
+    });
+    assert.deepEqual(
+      edge.items.map((c) => c.metadata?.name),
+      ['edge-configmap'],
+    );
+    const notEdge = await core.listNamespacedConfigMap({
+      namespace: NS,
+      labelSelector: 'cluster!=edge',
+    });
+    assert.deepEqual(
+      notEdge.items.map((c) => c.metadata?.name),
+      ['other'],
+    );
+    const withSite = await core.listNamespacedConfigMap({
+      namespace: NS,
+      labelSelector: 'site,cluster',
+    });
+    assert.deepEqual(
+      withSite.items.map((c) => c.metadata?.name),
+      ['edge-configmap'],
+    );
+    const byName = await core.listConfigMapForAllNamespaces({
+      fieldSelector: 'metadata.name=other',
+    });
+    assert.deepEqual(
+      byName.items.map((c) => c.metadata?.name),
+      ['other'],
+    );
+
+    const stored = fake.get('v1', 'ConfigMap', NS, 'edge-configmap');
+    assert.equal(stored?.metadata.resourceVersion, jsonPatched.metadata?.resourceVersion);
+  });
+
+  it('pages through BareMetalHosts with limit and continue', async () => {
+    for (const name of ['host-e', 'host-b', 'host-d', 'host-a', 'host-c'])
+      fake.put(bmh(name, 'metal3'));
+    fake.put(bmh('elsewhere', 'other-ns'));
+    const custom = kc.makeApiClient(CustomObjectsApi);
+
+    const pages: string[][] = [];
+    let token: string | undefined;
+    let listRv: string | undefined;
+    do {
+      const page = (await custom.listNamespacedCustomObject({
+        group: 'metal3.io',
+        version: 'v1alpha1',
+        namespace: 'metal3',
+        plural: 'baremetalhosts',
+        limit: 2,
+        _continue: token,
+      })) as {
+        kind: string;
+        metadata: { continue?: string; resourceVersion: string };
+        items: KubeObject[];
+      };
+      assert.equal(page.kind, 'BareMetalHostList');
+      listRv ??= page.metadata.resourceVersion;
+      assert.equal(page.metadata.resourceVersion, listRv);
+      pages.push(page.items.map((h) => h.metadata.name ?? ''));
+      assert.ok(page.items.every((h) => h.kind === 'BareMetalHost'));
+      token = page.metadata.continue;
+    } while (token);
+
+    assert.deepEqual(pages, [['host-a', 'host-b'], ['host-c', 'host-d'], ['host-e']]);
+
+    const all = (await custom.listClusterCustomObject({
+      group: 'metal3.io',
+      version: 'v1alpha1',
+      plural: 'baremetalhosts',
+    })) as { items: KubeObject[]; metadata: { continue?: string } };
+    assert.equal(all.items.length, 6);
+    assert.equal(all.metadata.continue, undefined);
+
+    const listQueries = fake.requests.filter(
+      (r) => r.path === '/apis/metal3.io/v1alpha1/namespaces/metal3/baremetalhosts',
+    );
+    assert.equal(listQueries.length, 3);
+    assert.equal(listQueries[0]?.query.limit, '2');
+    assert.equal(listQueries[0]?.query.continue, undefined);
+    assert.ok(listQueries[1]?.query.continue);
+  });
+
+  it('serves HardwareData by name and reports unknown names as NotFound', async () => {
+    fake.put({
+      apiVersion: 'metal3.io/v1alpha1',
+      kind: 'HardwareData',
+      metadata: { name: 'host-a', namespace: 'metal3' },
+      spec: { hardware: { cpu: { count: 16 }, ramMebibytes: 65536 } },
+    });
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const hw = (await custom.getNamespacedCustomObject({
+      group: 'metal3.io',
+      version: 'v1alpha1',
+      namespace: 'metal3',
+      plural: 'hardwaredata',
+      name: 'host-a',
+    })) as KubeObject & { spec: { hardware: { cpu: { count: number } } } };
+    assert.equal(hw.spec.hardware.cpu.count, 16);
+    await expectApiError(
+      custom.getNamespacedCustomObject({
+        group: 'metal3.io',
+        version: 'v1alpha1',
+        namespace: 'metal3',
+        plural: 'hardwaredata',
+        name: 'missing',
+      }),
+      404,
+      'NotFound',
+    );
+  });
+
+  it('surfaces injected 403 and 500 faults as ApiException with the right code', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    fake.fail(
+      { method: 'GET', pathPrefix: `/api/v1/namespaces/${NS}/secrets`, times: 1 },
+      { code: 403, message: 'secrets is forbidden: test says no' },
+    );
+    fake.fail(
+      { pathPrefix: '/apis/metal3.io/', times: 2 },
+      { code: 500, message: 'etcdserver: request timed out' },
+    );
+
+    await expectApiError(core.listNamespacedSecret({ namespace: NS }), 403, 'Forbidden');
+    // times: 1 — the next identical call goes through.
+    const ok = await core.listNamespacedSecret({ namespace: NS });
+    assert.deepEqual(ok.items, []);
+
+    const listBmh = (): Promise<unknown> =>
+      custom.listNamespacedCustomObject({
+        group: 'metal3.io',
+        version: 'v1alpha1',
+        namespace: 'metal3',
+        plural: 'baremetalhosts',
+      });
+    await expectApiError(listBmh(), 500, 'InternalError');
+    await expectApiError(listBmh(), 500, 'InternalError');
+    await listBmh();
+  });
+
+  it('delivers a Job status change to a watcher as MODIFIED', async () => {
+    const batch = kc.makeApiClient(BatchV1Api);
+    const job = await batch.createNamespacedJob({
+      namespace: NS,
+      body: {
+        metadata: { name: 'install-edge', labels: { 'bpa/cluster': 'edge' } },
+        spec: {
+          template: {
+            spec: { restartPolicy: 'Never', containers: [{ name: 'kud', image: 'kud:1' }] },
+          },
+        },
+        status: { succeeded: 5 },
+      },
+    });
+    // Status is owned by the status subresource: a create cannot set it.
+    assert.equal(job.status?.succeeded, undefined);
+
+    const log = new EventLog();
+    let doneErr: unknown = 'not called';
+    const watch = new Watch(kc);
+    const controller = await watch.watch(
+      `/apis/batch/v1/namespaces/${NS}/jobs`,
+      {
+        resourceVersion: job.metadata?.resourceVersion,
+        fieldSelector: 'metadata.name=install-edge',
+      },
+      log.push,
+      (err: unknown) => {
+        doneErr = err;
+      },
+    );
+    assert.equal(fake.openWatches(), 1);
+
+    fake.updateStatus('batch/v1', 'Job', NS, 'install-edge', { active: 1 });
+    fake.updateStatus('batch/v1', 'Job', NS, 'install-edge', {
+      succeeded: 1,
+      conditions: [{ type: 'Complete', status: 'True' }],
+    });
+    const done = await log.waitFor(
+      (e) =>
+        e.type === 'MODIFIED' &&
+        (e.object.status as { succeeded?: number } | undefined)?.succeeded === 1,
+    );
+    assert.equal(done.object.metadata.name, 'install-edge');
+    assert.deepEqual(
+      log.events.map((e) => e.type),
+      ['MODIFIED', 'MODIFIED'],
+    );
+
+    // A replace of the main resource keeps the status the controller wrote.
+    const current = await batch.readNamespacedJob({ name: 'install-edge', namespace: NS });
+    const replaced = await batch.replaceNamespacedJob({
+      name: 'install-edge',
+      namespace: NS,
+      body: { ...current, status: {} },
+    });
+    assert.equal(replaced.status?.succeeded, 1);
+
+    controller.abort();
+    await waitUntil(() => fake.openWatches() === 0);
+    assert.notEqual(doneErr, 'not called');
+  });
+
+  it('replays history from a resourceVersion and answers a too-old one with an ERROR 410', async () => {
+    await fake.stop();
+    fake = await startFakeKube({ historyLimit: 3 });
+    kc = fake.kubeConfig(NS);
+    const core = kc.makeApiClient(CoreV1Api);
+    const first = await core.createNamespacedConfigMap({
+      namespace: NS,
+      body: { metadata: { name: 'c0' } },
+    });
+    for (let i = 1; i <= 4; i++) {
+      await core.createNamespacedConfigMap({
+        namespace: NS,
+        body: { metadata: { name: `c${i}` } },
+      });
+    }
+
+    const fresh = new EventLog();
+    const watch = new Watch(kc);
+    const c1 = await watch.watch(
+      `/api/v1/namespaces/${NS}/configmaps`,
+      { resourceVersion: String(Number(fake.resourceVersion()) - 2) },
+      fresh.push,
+      () => undefined,
+    );
+    await fresh.waitFor((e) => e.object.metadata.name === 'c4');
+    assert.deepEqual(
+      fresh.events.map((e) => `${e.type} ${e.object.metadata.name}`),
+      ['ADDED c3', 'ADDED c4'],
+    );
+    c1.abort();
+
+    const stale = new EventLog();
+    let closed = false;
+    await watch.watch(
+      `/api/v1/namespaces/${NS}/configmaps`,
+      { resourceVersion: first.metadata?.resourceVersion },
+      stale.push,
+      () => {
+        closed = true;
+      },
+    );
+    const err = await stale.waitFor((e) => e.type === 'ERROR');
+    assert.equal((err.object as unknown as { code: number }).code, 410);
+    await waitUntil(() => closed);
+  });
+
+  it('feeds a client informer: list, then watch from the list resourceVersion', async () => {
+    const batch = kc.makeApiClient(BatchV1Api);
+    const informer = makeInformer(kc, `/apis/batch/v1/namespaces/${NS}/jobs`, () =>
+      batch.listNamespacedJob({ namespace: NS }),
+    );
+    const seen: string[] = [];
+    informer.on('add', (j) => seen.push(`add ${j.metadata?.name}`));
+    informer.on('update', (j) => seen.push(`update ${j.metadata?.name} ${j.status?.failed}`));
+    informer.on('delete', (j) => seen.push(`delete ${j.metadata?.name}`));
+    await informer.start();
+    try {
+      await batch.createNamespacedJob({
+        namespace: NS,
+        body: { metadata: { name: 'j1' }, spec: { template: {} } },
+      });
+      fake.updateStatus('batch/v1', 'Job', NS, 'j1', { failed: 2 });
+      await batch.deleteNamespacedJob({ name: 'j1', namespace: NS });
+      await waitUntil(() => seen.length >= 3);
+      assert.deepEqual(seen, ['add j1', 'update j1 2', 'delete j1']);
+      const watchReq = fake.requests.find((r) => r.query.watch === 'true');
+      assert.ok(watchReq?.query.resourceVersion, 'the informer watches from a resourceVersion');
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('closes open watches on stop() so nothing hangs', async () => {
+    const log = new EventLog();
+    let doneCalled = false;
+    await new Watch(kc).watch(`/apis/batch/v1/namespaces/${NS}/jobs`, {}, log.push, () => {
+      doneCalled = true;
+    });
+    assert.equal(fake.openWatches(), 1);
+    await fake.stop();
+    await waitUntil(() => doneCalled);
+  });
+
+  it('refuses a Lease replace with a stale resourceVersion (leader election)', async () => {
+    const coord = kc.makeApiClient(CoordinationV1Api);
+    const lease = await coord.createNamespacedLease({
+      namespace: NS,
+      body: {
+        metadata: { name: 'bpa-leader' },
+        spec: { holderIdentity: 'pod-a', leaseDurationSeconds: 15 },
+      },
+    });
+    const renewed = await coord.replaceNamespacedLease({
+      name: 'bpa-leader',
+      namespace: NS,
+      body: { ...lease, spec: { ...lease.spec, renewTime: new Date('2024-01-01T00:00:10Z') } },
+    });
+    assert.notEqual(renewed.metadata?.resourceVersion, lease.metadata?.resourceVersion);
+
+    // A second candidate that read the lease before the renewal loses the race.
+    await expectApiError(
+      coord.replaceNamespacedLease({
+        name: 'bpa-leader',
+        namespace: NS,
+        body: { ...lease, spec: { ...lease.spec, holderIdentity: 'pod-b' } },
+      }),
+      409,
+      'Conflict',
+    );
+    assert.equal(
+      (
+        fake.get('coordination.k8s.io/v1', 'Lease', NS, 'bpa-leader')?.spec as {
+          holderIdentity: string;
+        }
+      ).holderIdentity,
+      'pod-a',
+    );
+  });
+
+  it('returns pod log text set by the test', async () => {
+    fake.put({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'install-edge-x7k2p',
+        namespace: NS,
+        labels: { 'job-name': 'install-edge' },
+      },
+      spec: { containers: [{ name: 'kud', image: 'kud:1' }] },
+    });
+    fake.setPodLog(NS, 'install-edge-x7k2p', 'TASK [kubespray]\nok: [n1]\nPLAY RECAP\n');
+    const core = kc.makeApiClient(CoreV1Api);
+    const text = await core.readNamespacedPodLog({ name: 'install-edge-x7k2p', namespace: NS });
+    assert.equal(text, 'TASK [kubespray]\nok: [n1]\nPLAY RECAP\n');
+    const tail = await core.readNamespacedPodLog({
+      name: 'install-edge-x7k2p',
+      namespace: NS,
+      tailLines: 1,
+    });
+    assert.equal(tail, 'PLAY RECAP\n');
+    await expectApiError(
+      core.readNamespacedPodLog({ name: 'gone', namespace: NS }),
+      404,
+      'NotFound',
+    );
+  });
+
+  it('requires the bearer token from its kubeconfig', async () => {
+    const wrong = kubeConfigFor({ server: fake.url, token: 'wrong' }).makeApiClient(CoreV1Api);
+    await expectApiError(wrong.listNamespacedSecret({ namespace: NS }), 401, 'Unauthorized');
+    const right = fake.kubeConfig().makeApiClient(CoreV1Api);
+    assert.deepEqual((await right.listNamespacedSecret({ namespace: NS })).items, []);
+  });
+
+  it('serves cluster-scoped namespaces and discovery documents', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const ns = await core.createNamespace({ body: { metadata: { name: 'site-a' } } });
+    assert.equal(ns.metadata?.namespace, undefined);
+    assert.equal(ns.status?.phase, 'Active');
+    const names = (await core.listNamespace()).items.map((n) => n.metadata?.name);
+    assert.deepEqual(names, ['site-a']);
+    const resources = await core.getAPIResources();
+    assert.ok(resources.resources.some((r) => r.name === 'secrets' && r.namespaced));
+  });
+
+  it('delays responses by latencyMs and removes its kubeconfig on stop', async () => {
+    fake.setLatency(150);
+    const core = kc.makeApiClient(CoreV1Api);
+    const started = Date.now();
+    await core.listNamespacedSecret({ namespace: NS });
+    assert.ok(Date.now() - started >= 140);
+    const file = fake.kubeconfigPath;
+    assert.ok(existsSync(file));
+    await fake.stop();
+    assert.ok(!existsSync(file));
+  });
+});
+
+async function waitUntil(cond: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DEFAULT_LIMITS, FileLocator, loadSite, parseFile } from '../../../src/load/index.js';
+import { removeSite, writeSite } from '../validate/site-fixture.js';
+
+describe('loader', () => {
+  it('reads *.yaml and *.yml recursively, multi-document, skipping status/ and .bpaignore matches', async () => {
+    const dir = await writeSite({
+      'a.yaml': 'x: 1\n---\ny: 2\n',
+      'sub/deeper/b.yml': 'z: 3\n',
+      'status/cluster-a.yaml': 'written: by bpa\n',
+      'sub/status/kept.yaml': 'nested: status dirs are input\n',
+      'drafts/wip.yaml': 'ignored: true\n',
+      'notes.txt': 'not yaml',
+      'c.YAML': 'upper: case\n',
+      '.bpaignore': 'drafts/\n# comment\n*.tmp.yaml\n',
+      'scratch.tmp.yaml': 'ignored: too\n',
+    });
+    try {
+      const site = await loadSite(dir);
+      assert.deepEqual(site.problems, []);
+      assert.deepEqual(
+        site.documents.map((d) => [d.file, d.index]),
+        [['a.yaml', 0], ['a.yaml', 1], ['c.YAML', 0], ['sub/deeper/b.yml', 0], ['sub/status/kept.yaml', 0]],
+      );
+      assert.deepEqual(site.documents[1]?.value, { y: 2 });
+    } finally {
+      await removeSite(dir);
+    }
+  });
+
+  it('loads a single file given directly', async () => {
+    const dir = await writeSite({ 'one.yaml': 'a: 1\n', 'other.yaml': 'b: 2\n' });
+    try {
+      const site = await loadSite(join(dir, 'one.yaml'));
+      assert.equal(site.documents.length, 1);
+      assert.equal(site.documents[0]?.file, 'one.yaml');
+    } finally {
+      await removeSite(dir);
+    }
+  });
+
+  it('follows symlinks that stay inside the site, once, and survives link loops', async () => {
+    const dir = await writeSite({ 'real/a.yaml': 'a: 1\n' });
+    try {
+      await symlink(join(dir, 'real'), join(dir, 'alias'));
+      await symlink(dir, join(dir, 'real', 'loop'));
+      const site = await loadSite(dir);
+      assert.deepEqual(site.problems, []);
+      assert.ok(site.documents.length >= 1 && site.documents.length <= 2);
+    } finally {
+      await removeSite(dir);
+    }
+  });
+
+  it('skips empty documents but keeps document indexes stable', () => {
+    const parsed = parseFile('f.yaml', '---\n---\na: 1\n---\n', DEFAULT_LIMITS);
+    assert.deepEqual(parsed.documents.map((d) => d.index), [1]);
+  });
+
+  it('uses YAML 1.2 core semantics (no yes/no booleans, no timestamps)', () => {
+    const parsed = parseFile('f.yaml', 'a: yes\nb: 2001-12-14\nc: 0o17\nd: ~\ne: true\nf: "010"\n', DEFAULT_LIMITS);
+    assert.deepEqual(parsed.documents[0]?.value, { a: 'yes', b: '2001-12-14', c: 15, d: null, e: true, f: '010' });
+  });
+
+  it('accepts a few aliases within the limits', () => {
+    const parsed = parseFile('f.yaml', 'a: &x {cpu: 4}\nb: *x\n', DEFAULT_LIMITS);
+    assert.deepEqual(parsed.problems, []);
+    assert.deepEqual(parsed.documents[0]?.value, { a: { cpu: 4 }, b: { cpu: 4 } });
+  });
+});
+
+describe('FileLocator', () => {
+  const text = [
+    'apiVersion: v1', // 1
+    'spec:', // 2
+    '  masters:', // 3
+    '    - master-1:', // 4
+    '        cpu: 10', // 5
+    '    - "master-2": {cpu: 4}', // 6
+    '---', // 7
+    'second: [a, b,', // 8
+    '  c]', // 9
+    '',
+  ].join('\n');
+  const loc = new FileLocator(text);
+  const cases: Array<[number, string, number, number]> = [
+    [0, '', 1, 1],
+    [0, '/spec', 2, 1],
+    [0, '/spec/masters/0', 4, 7],
+    [0, '/spec/masters/0/master-1/cpu', 5, 9],
+    [0, '/spec/masters/1/master-2/cpu', 6, 20],
+    [0, '/spec/masters/9', 3, 3], // past the end: the deepest existing node
+    [1, '/second/2', 9, 3],
+  ];
+  for (const [doc, ptr, line, column] of cases) {
+    it(`doc ${doc} ${ptr || '(root)'} → ${line}:${column}`, () => {
+      assert.deepEqual(loc.locate(doc, ptr), { line, column });
+    });
+  }
+  it('escapes ~ and / in pointer segments', () => {
+    const l = new FileLocator('metadata:\n  labels:\n    bpa.akraino.org/sriov: "true"\n');
+    assert.deepEqual(l.locate(0, '/metadata/labels/bpa.akraino.org~1sriov'), { line: 3, column: 5 });
+  });
+});
