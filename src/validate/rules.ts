@@ -53,7 +53,10 @@ function indexByName(docs: Doc[], problems: Problem[]): Map<string, Map<string, 
   for (const d of docs) {
     const m = meta(d);
     if (!m.name) continue; // the schema reported it
-    const key = m.namespace ? `${m.namespace}/${m.name}` : m.name;
+    // bpa's own kinds are named across the site (a namespace exported with an ICN object
+    // changes nothing); metal3 objects are namespaced, as in the cluster.
+    const namespaced = d.kind === 'BareMetalHost' || d.kind === 'HardwareData';
+    const key = namespaced && m.namespace ? `${m.namespace}/${m.name}` : m.name;
     let names = byKind.get(d.kind);
     if (!names) byKind.set(d.kind, (names = new Map()));
     const first = names.get(key);

@@ -198,3 +198,15 @@ status:
     assert.equal(r.model?.inventory.length, 1);
   });
 });
+
+describe('namespaces on bpa kinds', () => {
+  it('resolves Cluster references by name whatever metadata.namespace says', () => {
+    const r = validate({
+      'c.yaml': `${CLUSTER}metadata: {name: c1, namespace: default, labels: {cluster: c1}}\nspec: {provisioningCR: p1, softwareCR: s1}\n`,
+      'p.yaml': `${PROV}metadata: {name: p1, namespace: default, labels: {cluster: c1}}\nspec:\n  masters:\n    - m1:\n`,
+      's.yaml': `${SOFT}metadata: {name: s1, namespace: other, labels: {cluster: c1}}\nspec: {masterSoftware: [htop]}\n`,
+    });
+    assert.deepEqual(errorsOf(r), []);
+    assert.equal(r.model?.clusters[0]?.software?.name, 's1');
+  });
+});
