@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT, type Io } from './io.js';
+import { registerPlan } from './plan/index.js';
 import { registerValidate } from './validate/index.js';
 
 const VERSION = '0.1.0';
@@ -12,7 +13,7 @@ class ExitSignal {
  * Runs the bpa CLI with `argv` (without node and script) and resolves to the exit code.
  * Commands write through `io`, so tests can run them in-process too.
  */
-export async function main(argv: string[], io: Io = processIo()): Promise<number> {
+export async function main(argv: string[], io: Io = processIo(), env: NodeJS.ProcessEnv = process.env, now: () => number = Date.now): Promise<number> {
   const program = new Command('bpa')
     .description('GitOps reconciler for bare-metal edge sites')
     .version(VERSION)
@@ -21,6 +22,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
   const commandIo: Io = { ...io, exit: (code) => { throw new ExitSignal(code); } };
   registerValidate(program, commandIo);
+  registerPlan(program, commandIo, env, now);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;

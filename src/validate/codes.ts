@@ -58,6 +58,15 @@ export const CODES = {
   NO_MASTER: { severity: 'error', summary: 'a cluster has no master', fix: 'add at least one entry under spec.masters' },
   EVEN_MASTERS: { severity: 'warning', summary: 'a cluster has an even number of masters; etcd needs a majority, so an odd count tolerates the same failures with one host less', fix: 'use 1, 3 or 5 masters' },
   MULTIPLE_SITES: { severity: 'error', summary: 'more than one Site document', fix: 'keep one Site document with all site-wide settings' },
+
+  // Planning (bpa plan): the site is valid, but it does not fit the inventory
+  NODE_UNPLACED: { severity: 'error', summary: 'no eligible host can become this node', fix: 'read the diagnostic: it names the requirement, who took the hosts that qualify, and the nearest miss; add hosts, relax cpu/memory, or fix the MAC' },
+  NO_IP: { severity: 'error', summary: 'a node has a host, but no address is known for it', fix: 'check the DHCP lease files (an active lease for one of the host MACs) or the inventory NIC addresses' },
+  PACKAGE_CONFLICT: { severity: 'error', summary: 'a dual-role node gets one package pinned to two versions by masterSoftware and workerSoftware', fix: 'pin the same version in both lists, or pin it in one only' },
+  LEASE_MALFORMED: { severity: 'warning', summary: 'a lease file entry could not be read and was skipped', fix: 'check the line shown; other leases are still used' },
+  LEASE_FORMAT_UNKNOWN: { severity: 'warning', summary: 'a lease file is neither ISC dhcpd, dnsmasq nor Kea CSV', fix: 'point bpa at the DHCP server lease file itself' },
+  LEASE_FILE_UNREADABLE: { severity: 'warning', summary: 'a lease file could not be read', fix: 'check the path and permissions; addresses then come from the inventory only' },
+  INVENTORY_UNAVAILABLE: { severity: 'error', summary: 'the BareMetalHost inventory could not be listed', fix: 'read the message: RBAC (403), a missing metal3 API or namespace (404), or a server error (5xx, retried)' },
 } as const satisfies Record<string, CodeInfo>;
 
 export type Code = keyof typeof CODES;

@@ -1,0 +1,87 @@
+/**
+ * Every setting bpa takes, declared once: its flag, environment variable, where it can come
+ * from in the Site document, its default and its description. Flags, `--help` and the docs
+ * come from here. Precedence: default ← Site document ← environment (BPA_*) ← flag.
+ */
+export interface OptionSpec<T> {
+  /** commander flag syntax. */
+  flag: string;
+  env: string;
+  /** Path in the Site document's spec, when the setting may be written there. */
+  site?: string[];
+  default: T;
+  description: string;
+  parse: (raw: string) => T;
+  choices?: readonly string[];
+}
+
+const str = (raw: string): string => raw;
+const bool = (raw: string): boolean => /^(1|true|yes|on)$/i.test(raw);
+const list = (raw: string): string[] => raw.split(',').map((s) => s.trim()).filter(Boolean);
+const int = (raw: string): number => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`not a positive integer: ${raw}`);
+  return n;
+};
+
+export const OPTIONS = {
+  stateDir: { flag: '--state <dir>', env: 'BPA_STATE_DIR', default: '.bpa-state', description: 'state directory: applied state, journal, cluster directories', parse: str } as OptionSpec<string>,
+  flavour: { flag: '--flavour <flavour>', env: 'BPA_FLAVOUR', site: ['installer', 'flavour'], default: 'kud', choices: ['kud', 'kubespray'], description: 'inventory (hosts.ini) flavour: kud or kubespray', parse: str } as OptionSpec<string>,
+  prune: { flag: '--prune', env: 'BPA_PRUNE', site: ['prune'], default: false, description: 'allow remove-nodes and remove-packages', parse: bool } as OptionSpec<boolean>,
+  inventoryDir: { flag: '--inventory <dir>', env: 'BPA_INVENTORY_DIR', default: '', description: 'read BareMetalHost/HardwareData documents from this directory instead of the site', parse: str } as OptionSpec<string>,
+  kubeconfig: { flag: '--kubeconfig <file>', env: 'BPA_KUBECONFIG', default: '', description: 'list BareMetalHosts from the Kubernetes API with this kubeconfig (KUBECONFIG or in-cluster config otherwise, when the Site says source: kubernetes)', parse: str } as OptionSpec<string>,
+  namespaces: { flag: '--namespace <ns...>', env: 'BPA_NAMESPACES', site: ['inventory', 'namespaces'], default: [], description: 'namespaces to list BareMetalHosts in (default: all)', parse: list } as OptionSpec<string[]>,
+  leases: { flag: '--leases <file...>', env: 'BPA_LEASES', site: ['leases', 'files'], default: [], description: 'DHCP lease files (ISC dhcpd, dnsmasq, Kea CSV); Site paths are relative to the site', parse: list } as OptionSpec<string[]>,
+  ipOrder: { flag: '--ip-order <sources>', env: 'BPA_IP_ORDER', site: ['leases', 'ipOrder'], default: ['lease', 'inventory'], description: 'where node addresses come from, first match wins: lease,inventory', parse: list } as OptionSpec<string[]>,
+  maxParallelHosts: { flag: '--max-parallel-hosts <n>', env: 'BPA_MAX_PARALLEL_HOSTS', site: ['concurrency', 'maxParallelHosts'], default: 10, description: 'hosts worked on at once', parse: int } as OptionSpec<number>,
+} as const;
+
+export type OptionName = keyof typeof OPTIONS;
+type ValueOf<K extends OptionName> = (typeof OPTIONS)[K] extends OptionSpec<infer T> ? T : never;
+export type Config = { [K in OptionName]: ValueOf<K> } & { sources: Partial<Record<OptionName, 'default' | 'site' | 'env' | 'flag'>> };
+
+/**
+ * Resolves settings. `flags` are commander's parsed values (undefined when not given), `env`
+ * the environment, `site` the Site document's spec (or undefined).
+ */
+export function resolveConfig(
+  names: readonly OptionName[],
+  flags: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  site: Record<string, unknown> | undefined,
+): Config {
+  const out: Record<string, unknown> = {};
+  const sources: Config['sources'] = {};
+  for (const name of names) {
+    const spec = OPTIONS[name] as OptionSpec<unknown>;
+    let value: unknown = spec.default;
+    let source: 'default' | 'site' | 'env' | 'flag' = 'default';
+    const fromSite = spec.site ? dig(site, spec.site) : undefined;
+    if (fromSite !== undefined) {
+      value = fromSite;
+      source = 'site';
+    }
+    const fromEnv = env[spec.env];
+    if (fromEnv !== undefined && fromEnv !== '') {
+      value = spec.parse(fromEnv);
+      source = 'env';
+    }
+    const fromFlag = flags[name];
+    if (fromFlag !== undefined) {
+      value = fromFlag;
+      source = 'flag';
+    }
+    out[name] = value;
+    sources[name] = source;
+  }
+  return { ...(out as Omit<Config, 'sources'>), sources } as Config;
+}
+
+function dig(obj: Record<string, unknown> | undefined, path: readonly string[]): unknown {
+  let cur: unknown = obj;
+  for (const key of path) {
+    if (typeof cur !== 'object' || cur === null) return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}

@@ -1,0 +1,79 @@
+import { isAbsolute, join, relative, sep } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { loadSite, locateProblems } from '../load/index.js';
+import { StateStore } from '../state/store.js';
+import type { AppliedState } from '../state/applied.js';
+import type { Problem } from '../util/problem.js';
+import { validateSite } from '../validate/index.js';
+import type { InventoryDocument, SiteModel } from '../validate/model.js';
+import { hostsFromObjects, type Metal3Object } from './inventory/hosts.js';
+import { listMetal3Objects } from './inventory/kubernetes.js';
+import { readLeaseFiles } from './leases/read-lease-files.js';
+import type { Host, Lease } from './types.js';
+
+export type InventorySpec =
+  | { kind: 'embedded'; root: string; directory?: string }
+  | { kind: 'directory'; dir: string }
+  | { kind: 'kubernetes'; kubeConfig: KubeConfig; namespaces: string[] };
+
+export interface ObserveOptions {
+  inventory: InventorySpec;
+  leaseFiles: string[];
+  now: number;
+  stateDir: string;
+}
+
+export interface Observations {
+  hosts: Host[];
+  leases: Map<string, Lease>;
+  applied: AppliedState;
+  /** Lease and inventory-file problems (warnings mostly). */
+  problems: Problem[];
+  /** "12 BareMetalHosts from the site", for output. */
+  inventory: string;
+}
+
+/** Reads the world: inventory, leases and the applied state. */
+export async function observe(model: SiteModel, opts: ObserveOptions): Promise<Observations> {
+  const problems: Problem[] = [];
+  const [objects, leaseResult, applied] = await Promise.all([
+    inventoryObjects(model, opts.inventory, problems),
+    readLeaseFiles(opts.leaseFiles, opts.now),
+    new StateStore(opts.stateDir).readApplied(),
+  ]);
+  problems.push(...leaseResult.problems);
+  const hosts = hostsFromObjects(objects.objects);
+  return { hosts, leases: leaseResult.leases, applied, problems, inventory: `${hosts.length} BareMetalHosts from ${objects.from}` };
+}
+
+async function inventoryObjects(model: SiteModel, spec: InventorySpec, problems: Problem[]): Promise<{ objects: Metal3Object[]; from: string }> {
+  switch (spec.kind) {
+    case 'embedded': {
+      const docs = spec.directory ? model.inventory.filter((d) => under(d.ref.file, spec.directory ?? '')) : model.inventory;
+      return { objects: docs.map(toObject), from: spec.directory ? `the site's ${spec.directory}/` : 'the site' };
+    }
+    case 'directory': {
+      const loaded = await loadSite(spec.dir);
+      const result = validateSite(loaded);
+      const located = locateProblems(loaded.files, result.problems).map((p) => ({ ...p, file: p.file === undefined ? undefined : join(spec.dir, p.file) }));
+      problems.push(...located);
+      const inventory = result.model?.inventory ?? [];
+      return { objects: inventory.map(toObject), from: spec.dir };
+    }
+    case 'kubernetes':
+      return {
+        objects: await listMetal3Objects({ kubeConfig: spec.kubeConfig, namespaces: spec.namespaces }),
+        from: `the Kubernetes API (${spec.namespaces.length ? `namespaces ${spec.namespaces.join(', ')}` : 'all namespaces'})`,
+      };
+  }
+}
+
+function toObject(d: InventoryDocument): Metal3Object {
+  const v = d.value as Omit<Metal3Object, 'kind' | 'origin'>;
+  return { kind: d.kind, metadata: v.metadata, spec: v.spec, status: v.status, origin: d.ref.file };
+}
+
+function under(file: string, dir: string): boolean {
+  const rel = relative(dir, file);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) && !rel.startsWith(sep);
+}

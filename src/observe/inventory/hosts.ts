@@ -1,0 +1,130 @@
+import { normalizeMac, type Host, type Nic } from '../types.js';
+
+/** A BareMetalHost or HardwareData object as plain data (from the site, a directory or the API). */
+export interface Metal3Object {
+  kind: string;
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+  /** Where it came from, for messages (file, or namespace/name in the API). */
+  origin?: string;
+}
+
+export const SRIOV_LABEL = 'bpa.akraino.org/sriov';
+export const QAT_LABEL = 'bpa.akraino.org/qat';
+
+/**
+ * NIC models (PCI "vendor device", as ironic inspection reports them in `nics[].model`) that
+ * support SR-IOV: Intel 82599, X540, X550, X710/XL710/XXV710, E810; Mellanox ConnectX-4 to -6.
+ */
+const SRIOV_NIC_MODELS = new Set([
+  '0x8086 0x10fb', '0x8086 0x1528', '0x8086 0x1563', '0x8086 0x1572', '0x8086 0x1583', '0x8086 0x1584',
+  '0x8086 0x158b', '0x8086 0x1592', '0x8086 0x159b', '0x15b3 0x1013', '0x15b3 0x1015', '0x15b3 0x1017',
+  '0x15b3 0x1019', '0x15b3 0x101b', '0x15b3 0x101d',
+]);
+
+/** Provisioning states in which the host's OS is installed and usable. */
+const READY_STATES = new Set(['provisioned', 'externally provisioned']);
+
+/** `namespace/name`, or the name alone: how hosts are named in plans, state and messages. */
+export function hostKey(obj: { name: string; namespace?: string }): string {
+  return obj.namespace ? `${obj.namespace}/${obj.name}` : obj.name;
+}
+
+/**
+ * Turns BareMetalHost (+ HardwareData of the same namespace/name) objects into hosts, each
+ * with its eligibility and, when not eligible, the reason. Pure.
+ */
+export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
+  const hardwareData = new Map<string, Record<string, unknown>>();
+  for (const o of objects) {
+    if (o.kind !== 'HardwareData') continue;
+    const hw = o.spec?.['hardware'];
+    if (isRecord(hw)) hardwareData.set(hostKey(meta(o)), hw);
+  }
+  const hosts: Host[] = [];
+  for (const o of objects) {
+    if (o.kind !== 'BareMetalHost') continue;
+    const m = meta(o);
+    const key = hostKey(m);
+    const status = o.status ?? {};
+    const hw = hardwareData.get(key) ?? (isRecord(status['hardware']) ? status['hardware'] : {});
+    const labels = o.metadata?.labels ?? {};
+    const nics = nicsOf(hw['nics']);
+    const cpu = isRecord(hw['cpu']) ? hw['cpu'] : {};
+    const bootMac = typeof o.spec?.['bootMACAddress'] === 'string' ? normalizeMac(o.spec['bootMACAddress']) : undefined;
+    const reason = ineligibility(o);
+    hosts.push({
+      name: m.name,
+      namespace: m.namespace,
+      bootMac,
+      nics,
+      cpuCount: typeof cpu['count'] === 'number' ? cpu['count'] : undefined,
+      ramMebibytes: typeof hw['ramMebibytes'] === 'number' ? hw['ramMebibytes'] : undefined,
+      sriov: flag(labels[SRIOV_LABEL]) ?? nics.some((n) => n.model !== undefined && SRIOV_NIC_MODELS.has(n.model.toLowerCase())),
+      qat: flag(labels[QAT_LABEL]) ?? false,
+      labels: { ...labels },
+      eligible: reason === undefined,
+      ineligibleReason: reason,
+      origin: o.origin ?? key,
+    });
+  }
+  return hosts.sort((a, b) => cmp(hostKey(a), hostKey(b)));
+}
+
+function ineligibility(o: Metal3Object): string | undefined {
+  const status = o.status ?? {};
+  const reasons: string[] = [];
+  if (o.spec?.['online'] !== true) reasons.push('not online (spec.online is not true)');
+  if (status['poweredOn'] !== true) reasons.push('powered off');
+  const errorMessage = status['errorMessage'];
+  if (typeof errorMessage === 'string' && errorMessage !== '') {
+    reasons.push(`error: ${errorMessage.slice(0, 120)}`);
+  } else if (status['operationalStatus'] === 'error') {
+    reasons.push('operational status error');
+  }
+  const provisioning = isRecord(status['provisioning']) ? status['provisioning'] : {};
+  const state = typeof provisioning['state'] === 'string' ? provisioning['state'] : undefined;
+  if (!state || !READY_STATES.has(state)) {
+    reasons.push(state ? `provisioning state '${state}' (needs provisioned or externally provisioned)` : 'no provisioning state');
+  }
+  return reasons.length ? reasons.join('; ') : undefined;
+}
+
+/** NICs by MAC: a NIC listed twice (one entry per IPv4 and IPv6 address) is one NIC. */
+function nicsOf(raw: unknown): Nic[] {
+  if (!Array.isArray(raw)) return [];
+  const byMac = new Map<string, Nic>();
+  for (const entry of raw) {
+    if (!isRecord(entry) || typeof entry['mac'] !== 'string') continue;
+    const mac = normalizeMac(entry['mac']);
+    if (!mac) continue;
+    let nic = byMac.get(mac);
+    if (!nic) {
+      nic = { mac, ips: [] };
+      if (typeof entry['name'] === 'string') nic.name = entry['name'];
+      if (typeof entry['model'] === 'string') nic.model = entry['model'];
+      byMac.set(mac, nic);
+    }
+    const ip = entry['ip'];
+    if (typeof ip === 'string' && ip !== '' && !nic.ips.includes(ip)) nic.ips.push(ip);
+  }
+  return [...byMac.values()];
+}
+
+function meta(o: Metal3Object): { name: string; namespace?: string } {
+  return { name: o.metadata?.name ?? '', namespace: o.metadata?.namespace };
+}
+
+function flag(label: string | undefined): boolean | undefined {
+  if (label === undefined) return undefined;
+  return label.toLowerCase() === 'true';
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,105 @@
+import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { StalledError, TransientError } from '../../util/errors.js';
+import type { Metal3Object } from './hosts.js';
+
+export const METAL3_GROUP = 'metal3.io';
+export const METAL3_VERSION = 'v1alpha1';
+
+export interface KubernetesInventoryOptions {
+  kubeConfig: KubeConfig;
+  /** Namespaces to list; empty lists all namespaces. */
+  namespaces: readonly string[];
+  /** Objects per page (`limit`). */
+  pageSize?: number;
+}
+
+interface ListPage {
+  items?: Metal3Object[];
+  metadata?: { continue?: string };
+}
+
+/** Loads a kubeconfig: the given file, else KUBECONFIG, else the in-cluster service account. */
+export function loadKubeConfig(file: string | undefined, env: NodeJS.ProcessEnv): KubeConfig {
+  const kc = new KubeConfig();
+  if (file) kc.loadFromFile(file);
+  else if (env['KUBECONFIG']) kc.loadFromFile(env['KUBECONFIG']);
+  else if (env['KUBERNETES_SERVICE_HOST']) kc.loadFromCluster();
+  else throw new StalledError('NO_KUBECONFIG', 'no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster');
+  return kc;
+}
+
+/**
+ * Lists BareMetalHosts and HardwareData through the Kubernetes API, page by page. A missing
+ * HardwareData API (older metal3) is not an error: hardware then comes from the hosts'
+ * status. Errors name the cause: RBAC (403), a missing API or namespace (404), a server
+ * fault (5xx, transient).
+ */
+export async function listMetal3Objects(opts: KubernetesInventoryOptions): Promise<Metal3Object[]> {
+  const api = opts.kubeConfig.makeApiClient(CustomObjectsApi);
+  const namespaces = opts.namespaces.length ? [...opts.namespaces] : [undefined];
+  const objects: Metal3Object[] = [];
+  for (const namespace of namespaces) {
+    for (const item of await listAll(api, 'baremetalhosts', namespace, opts.pageSize ?? 500, true)) {
+      objects.push({ ...item, kind: 'BareMetalHost', origin: `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}` });
+    }
+    for (const item of await listAll(api, 'hardwaredata', namespace, opts.pageSize ?? 500, false)) {
+      objects.push({ ...item, kind: 'HardwareData', origin: `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}` });
+    }
+  }
+  return objects;
+}
+
+async function listAll(api: CustomObjectsApi, plural: string, namespace: string | undefined, limit: number, required: boolean): Promise<Metal3Object[]> {
+  const out: Metal3Object[] = [];
+  let token: string | undefined;
+  const where = namespace ? `namespace ${namespace}` : 'all namespaces';
+  do {
+    let page: ListPage;
+    try {
+      const common = { group: METAL3_GROUP, version: METAL3_VERSION, plural, limit, _continue: token };
+      page = (namespace
+        ? await api.listNamespacedCustomObject({ ...common, namespace })
+        : await api.listClusterCustomObject(common)) as ListPage;
+    } catch (err: unknown) {
+      if (!required && err instanceof ApiException && err.code === 404) return out;
+      throw explain(err, `${plural}.${METAL3_GROUP} in ${where}`);
+    }
+    out.push(...(page.items ?? []));
+    token = page.metadata?.continue || undefined;
+  } while (token);
+  return out;
+}
+
+function explain(err: unknown, what: string): Error {
+  if (err instanceof ApiException) {
+    const reason = statusMessage(err.body);
+    switch (err.code) {
+      case 401:
+        return new StalledError('INVENTORY_UNAVAILABLE', `cannot list ${what}: not authenticated (401); check the kubeconfig credentials`, { cause: err });
+      case 403:
+        return new StalledError('INVENTORY_UNAVAILABLE', `cannot list ${what}: forbidden (403)${reason}; grant list on baremetalhosts and hardwaredata (metal3.io) to bpa's service account`, { cause: err });
+      case 404:
+        return new StalledError('INVENTORY_UNAVAILABLE', `cannot list ${what}: not found (404)${reason}; is metal3 installed and does the namespace exist?`, { cause: err });
+      default:
+        if (err.code >= 500 || err.code === 429) {
+          return new TransientError('INVENTORY_UNAVAILABLE', `cannot list ${what}: server error (${err.code})${reason}; will retry`, { cause: err });
+        }
+        return new StalledError('INVENTORY_UNAVAILABLE', `cannot list ${what}: HTTP ${err.code}${reason}`, { cause: err });
+    }
+  }
+  const msg = err instanceof Error ? err.message : String(err);
+  return new TransientError('INVENTORY_UNAVAILABLE', `cannot list ${what}: ${msg}`, { cause: err });
+}
+
+function statusMessage(body: unknown): string {
+  let parsed = body;
+  if (typeof body === 'string') {
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return '';
+    }
+  }
+  const message = (parsed as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message ? `: ${message}` : '';
+}

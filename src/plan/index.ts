@@ -1,0 +1,291 @@
+import { resolveIp, type IpSource } from '../observe/inventory/ip.js';
+import type { Host, Lease } from '../observe/types.js';
+import type { AppliedCluster, AppliedNode, AppliedState } from '../state/applied.js';
+import { error, type Problem } from '../util/problem.js';
+import type { ClusterModel, NodeSpec, PackageSpec, Role, SiteModel } from '../validate/model.js';
+import { assignHosts, hostKey, type Placement, type PriorAssignment } from './assign.js';
+import { canonicalJson, sha256Hex } from './hash.js';
+import { renderHostsIni, type Flavour } from './hosts-ini.js';
+import { ACTION_ORDER, type Action, type ClusterPlan, type PackageChange, type Plan, type PlannedNode } from './types.js';
+
+export * from './types.js';
+
+export interface PlanInput {
+  model: SiteModel;
+  hosts: readonly Host[];
+  leases: ReadonlyMap<string, Lease>;
+  applied: AppliedState;
+  /** Allow remove-nodes and remove-packages. */
+  prune: boolean;
+  flavour: Flavour;
+  ipOrder?: readonly IpSource[];
+}
+
+/**
+ * The plan: desired state (site + placements) against the applied state, per cluster, as
+ * ordered actions with reasons. Pure and deterministic.
+ */
+export function planSite(input: PlanInput): Plan {
+  const { model, applied } = input;
+  const prior: PriorAssignment[] = [];
+  for (const a of applied.clusters.values()) {
+    for (const n of a.nodes) prior.push({ cluster: a.cluster, node: n.name, host: n.host });
+  }
+  const assignment = assignHosts(model.clusters, input.hosts, prior);
+  const problems: Problem[] = [];
+  const placed = new Map<string, Placement>();
+  for (const p of assignment.placements) placed.set(`${p.cluster}/${p.node}`, p);
+  const blocked = new Set<string>();
+  for (const u of assignment.unplaced) {
+    const cluster = model.clusters.find((c) => c.name === u.cluster);
+    const node = cluster?.nodes.find((n) => n.name === u.node);
+    blocked.add(u.cluster);
+    problems.push(error('NODE_UNPLACED', `cluster ${u.cluster}: ${u.message}`, nodeWhere(cluster, node)));
+  }
+
+  const clusters: ClusterPlan[] = [];
+  for (const cluster of model.clusters) {
+    const nodes: PlannedNode[] = [];
+    for (const spec of cluster.nodes) {
+      const p = placed.get(`${cluster.name}/${spec.name}`);
+      if (!p) continue;
+      const ip = resolveIp(p.host, input.leases, input.ipOrder);
+      if (!ip) {
+        blocked.add(cluster.name);
+        problems.push(
+          error(
+            'NO_IP',
+            `cluster ${cluster.name}: node ${spec.name} is placed on host ${hostKey(p.host)}, but no active lease or inventory address is known for its MACs (${[p.host.bootMac, ...p.host.nics.map((n) => n.mac)].filter(Boolean).join(', ')})`,
+            nodeWhere(cluster, spec),
+          ),
+        );
+        continue;
+      }
+      nodes.push({
+        name: spec.name,
+        roles: [...spec.roles],
+        host: hostKey(p.host),
+        mac: ip.mac,
+        ip: ip.ip,
+        ipSource: ip.source === 'lease' ? `lease ${ip.origin}` : 'inventory',
+        change: 'keep',
+        placement: p.reason,
+      });
+    }
+    const plan = diffCluster(cluster, nodes, applied.clusters.get(cluster.name), input, blocked.has(cluster.name), problems);
+    clusters.push(plan);
+  }
+  for (const [name, a] of applied.clusters) {
+    if (model.clusters.some((c) => c.name === name)) continue;
+    clusters.push(removedCluster(a, input));
+  }
+  clusters.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  const hash = sha256Hex(canonicalJson(clusters.map(({ notes: _notes, ...rest }) => rest)));
+  return { clusters, problems, hash };
+}
+
+function nodeWhere(cluster: ClusterModel | undefined, node: NodeSpec | undefined): Partial<Problem> {
+  if (!cluster) return {};
+  return { file: cluster.provisioning.ref.file, doc: cluster.provisioning.ref.doc, pointer: node?.pointer ?? '/spec' };
+}
+
+function inputsOf(cluster: ClusterModel, what: 'provisioning' | 'software' | 'both'): string[] {
+  const out: string[] = [];
+  if (what !== 'software') out.push(`Provisioning ${cluster.provisioning.name} (${cluster.provisioning.ref.file})`);
+  if (what !== 'provisioning' && cluster.software) out.push(`Software ${cluster.software.name} (${cluster.software.ref.file})`);
+  return out;
+}
+
+function diffCluster(
+  cluster: ClusterModel,
+  nodes: PlannedNode[],
+  applied: AppliedCluster | undefined,
+  input: PlanInput,
+  blocked: boolean,
+  problems: Problem[],
+): ClusterPlan {
+  const actions: Action[] = [];
+  const notes: string[] = [];
+  const name = cluster.name;
+  const desiredPackages = (roles: readonly Role[]): PackageSpec[] => packagesFor(cluster.masterSoftware, cluster.workerSoftware, roles, name, problems);
+
+  if (blocked) {
+    notes.push('blocked: some nodes cannot be placed or reached; nothing is planned for this cluster until that is fixed');
+  } else if (!applied) {
+    for (const n of nodes) n.change = 'add';
+    actions.push({
+      kind: 'provision-cluster',
+      cluster: name,
+      nodes: nodes.map((n) => n.name),
+      reason: `new cluster: ${nodes.length} node${nodes.length === 1 ? '' : 's'}${cluster.plugins.length ? `, plugins ${cluster.plugins.join(', ')}` : ''}`,
+      inputs: inputsOf(cluster, 'provisioning'),
+      plugins: [...cluster.plugins],
+    });
+    const packages = nodes.flatMap((n) => desiredPackages(n.roles).map((p) => ({ node: n.name, name: p.name, to: p.version })));
+    if (packages.length) {
+      actions.push({ kind: 'install-packages', cluster: name, nodes: nodesOf(packages), reason: 'new cluster: every node gets the packages of its roles', inputs: inputsOf(cluster, 'software'), packages });
+    }
+  } else {
+    diffNodes(cluster, nodes, applied, input, actions, notes, desiredPackages);
+  }
+  const removed = nodes.filter((n) => n.change === 'remove');
+  const kept = nodes.filter((n) => n.change !== 'remove');
+  const hostsIni = blocked ? '' : renderHostsIni({ name, clusterType: cluster.clusterType }, kept.map((n) => ({ name: n.name, ip: n.ip, roles: n.roles })), input.flavour);
+  actions.sort((a, b) => ACTION_ORDER.indexOf(a.kind) - ACTION_ORDER.indexOf(b.kind));
+  return { cluster: name, flavour: input.flavour, nodes: [...kept, ...removed], actions, hostsIni, notes };
+}
+
+function diffNodes(
+  cluster: ClusterModel,
+  nodes: PlannedNode[],
+  applied: AppliedCluster,
+  input: PlanInput,
+  actions: Action[],
+  notes: string[],
+  desiredPackages: (roles: readonly Role[]) => PackageSpec[],
+): void {
+  const name = cluster.name;
+  const before = new Map(applied.nodes.map((n) => [n.name, n]));
+  const added: PlannedNode[] = [];
+  const removed: AppliedNode[] = [];
+  for (const n of nodes) {
+    const was = before.get(n.name);
+    if (!was) {
+      n.change = 'add';
+      added.push(n);
+      continue;
+    }
+    const replaced = was.host !== n.host || !sameRoles(was.roles, n.roles);
+    if (replaced) {
+      const why = was.host !== n.host ? `host ${was.host} → ${n.host} (${n.placement})` : `roles ${was.roles.join('+')} → ${n.roles.join('+')}`;
+      if (input.prune) {
+        n.change = 'add';
+        added.push(n);
+        removed.push(was);
+        notes.push(`node ${n.name} is replaced: ${why}`);
+      } else {
+        // Without pruning the node stays as it was applied; the plan says what would happen.
+        Object.assign(n, { host: was.host, mac: was.mac, ip: was.ip, roles: [...was.roles], change: 'keep' });
+        notes.push(`node ${n.name} needs replacing (${why}); run with --prune to remove and re-add it`);
+      }
+      continue;
+    }
+    if (was.ip !== n.ip) {
+      n.change = 'update';
+      n.details = [`ip ${was.ip} → ${n.ip}`];
+    }
+  }
+  const desiredNames = new Set(nodes.map((n) => n.name));
+  for (const was of applied.nodes) {
+    if (desiredNames.has(was.name)) continue;
+    if (input.prune) removed.push(was);
+    else notes.push(`node ${was.name} is no longer in the site; run with --prune to remove it from the cluster`);
+  }
+  if (added.length) {
+    actions.push({
+      kind: 'add-nodes',
+      cluster: name,
+      nodes: added.map((n) => n.name),
+      reason: `${added.map((n) => `${n.name} (${n.roles.join('+')})`).join(', ')} ${added.length === 1 ? 'is' : 'are'} new in the site`,
+      inputs: inputsOf(cluster, 'provisioning'),
+    });
+  }
+  if (removed.length) {
+    for (const r of removed) {
+      if (!nodes.some((n) => n.name === r.name && n.change === 'add')) {
+        nodes.push({ name: r.name, roles: [...r.roles], host: r.host, mac: r.mac, ip: r.ip, ipSource: 'applied state', change: 'remove', placement: 'removed' });
+      }
+    }
+    actions.push({
+      kind: 'remove-nodes',
+      cluster: name,
+      nodes: removed.map((n) => n.name),
+      reason: `${removed.map((n) => n.name).join(', ')} ${removed.length === 1 ? 'is' : 'are'} no longer in the site (or replaced), and pruning is allowed`,
+      inputs: inputsOf(cluster, 'provisioning'),
+    });
+  }
+  const newPlugins = cluster.plugins.filter((p) => !applied.plugins.includes(p));
+  if (newPlugins.length) {
+    actions.push({ kind: 'install-plugins', cluster: name, nodes: [], reason: `plugin${newPlugins.length === 1 ? '' : 's'} ${newPlugins.join(', ')} added to KUDPlugins`, inputs: inputsOf(cluster, 'provisioning'), plugins: newPlugins });
+  }
+  const goneplugins = applied.plugins.filter((p) => !cluster.plugins.includes(p));
+  if (goneplugins.length) notes.push(`plugin${goneplugins.length === 1 ? '' : 's'} ${goneplugins.join(', ')} removed from KUDPlugins: bpa does not uninstall plugins; remove ${goneplugins.length === 1 ? 'it' : 'them'} by hand`);
+
+  // Packages: new nodes get everything of their roles; others get the difference between
+  // what their roles ask for now and what bpa applied before.
+  const install: PackageChange[] = [];
+  const upgrade: PackageChange[] = [];
+  const remove: PackageChange[] = [];
+  for (const n of nodes) {
+    if (n.change === 'remove') continue;
+    const want = desiredPackages(n.roles);
+    if (n.change === 'add') {
+      for (const p of want) install.push({ node: n.name, name: p.name, to: p.version });
+      continue;
+    }
+    const had = new Map(appliedPackages(applied, n.roles).map((p) => [p.name, p]));
+    for (const p of want) {
+      const h = had.get(p.name);
+      if (!h) install.push({ node: n.name, name: p.name, to: p.version });
+      // Unpinning needs no change on the node; a new or changed pin does.
+      else if (p.version !== undefined && h.version !== p.version) upgrade.push({ node: n.name, name: p.name, from: h.version, to: p.version });
+      had.delete(p.name);
+    }
+    for (const h of had.values()) {
+      if (input.prune) remove.push({ node: n.name, name: h.name, from: h.version });
+    }
+    if (!input.prune && had.size) notes.push(`node ${n.name}: package${had.size === 1 ? '' : 's'} ${[...had.keys()].join(', ')} no longer listed; run with --prune to remove ${had.size === 1 ? 'it' : 'them'}`);
+  }
+  if (install.length) actions.push({ kind: 'install-packages', cluster: name, nodes: nodesOf(install), reason: summarize('install', install), inputs: inputsOf(cluster, 'software'), packages: install });
+  if (upgrade.length) actions.push({ kind: 'upgrade-packages', cluster: name, nodes: nodesOf(upgrade), reason: summarize('upgrade', upgrade), inputs: inputsOf(cluster, 'software'), packages: upgrade });
+  if (remove.length) actions.push({ kind: 'remove-packages', cluster: name, nodes: nodesOf(remove), reason: summarize('remove', remove), inputs: inputsOf(cluster, 'software'), packages: remove });
+}
+
+function removedCluster(a: AppliedCluster, input: PlanInput): ClusterPlan {
+  const nodes: PlannedNode[] = a.nodes.map((n) => ({ ...n, roles: [...n.roles], ipSource: 'applied state', change: input.prune ? 'remove' : 'keep', placement: 'applied' }));
+  const plan: ClusterPlan = { cluster: a.cluster, flavour: input.flavour, nodes, actions: [], hostsIni: '', notes: [] };
+  if (input.prune && nodes.length) {
+    plan.actions.push({ kind: 'remove-nodes', cluster: a.cluster, nodes: nodes.map((n) => n.name), reason: 'the cluster is no longer in the site, and pruning is allowed', inputs: [] });
+  } else {
+    plan.notes.push('the cluster is no longer in the site; run with --prune to remove its nodes');
+  }
+  return plan;
+}
+
+/** The packages of a node's roles; a dual-role node gets both lists. */
+function packagesFor(master: PackageSpec[], worker: PackageSpec[], roles: readonly Role[], cluster: string, problems: Problem[]): PackageSpec[] {
+  const out = new Map<string, PackageSpec>();
+  for (const role of roles) {
+    for (const p of role === 'master' ? master : worker) {
+      const have = out.get(p.name);
+      if (have && have.version !== p.version) {
+        if (!problems.some((x) => x.code === 'PACKAGE_CONFLICT' && x.message.includes(`"${p.name}"`) && x.message.includes(cluster))) {
+          problems.push(error('PACKAGE_CONFLICT', `cluster ${cluster}: package "${p.name}" is pinned to ${have.version ?? 'any version'} for masters and ${p.version ?? 'any version'} for workers; a dual-role node cannot have both`));
+        }
+        continue;
+      }
+      out.set(p.name, p);
+    }
+  }
+  return [...out.values()];
+}
+
+function appliedPackages(applied: AppliedCluster, roles: readonly Role[]): PackageSpec[] {
+  const out = new Map<string, PackageSpec>();
+  for (const role of roles) for (const p of applied.packages[role] ?? []) if (!out.has(p.name)) out.set(p.name, p);
+  return [...out.values()];
+}
+
+function sameRoles(a: readonly Role[], b: readonly Role[]): boolean {
+  return a.length === b.length && a.every((r) => b.includes(r));
+}
+
+function nodesOf(changes: PackageChange[]): string[] {
+  return [...new Set(changes.map((c) => c.node))];
+}
+
+function summarize(verb: string, changes: PackageChange[]): string {
+  const names = [...new Set(changes.map((c) => (c.to ? `${c.name}=${c.to}` : c.name)))];
+  const nodes = nodesOf(changes);
+  return `${verb} ${names.join(', ')} on ${nodes.length} node${nodes.length === 1 ? '' : 's'}`;
+}

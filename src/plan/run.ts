@@ -1,0 +1,69 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { Config } from '../config/options.js';
+import { loadKubeConfig } from '../observe/inventory/kubernetes.js';
+import type { IpSource } from '../observe/inventory/ip.js';
+import { observe, type InventorySpec, type Observations } from '../observe/index.js';
+import { locateProblems } from '../load/index.js';
+import { hasErrors, sortProblems, type Problem } from '../util/problem.js';
+import { validatePath, type ValidatedPath } from '../validate/run.js';
+import type { Flavour } from './hosts-ini.js';
+import { planSite, type Plan } from './index.js';
+
+export interface PlanRun {
+  validated: ValidatedPath;
+  observations?: Observations;
+  plan?: Plan;
+  /** Every problem: validation, observation and planning, positions filled in. */
+  problems: Problem[];
+}
+
+/**
+ * load → validate → observe → plan for a local site path: what `bpa plan` and a reconcile
+ * run. `usage` when the path itself is unusable.
+ */
+export async function runPlan(
+  path: string,
+  config: (site: Record<string, unknown> | undefined) => Config,
+  env: NodeJS.ProcessEnv,
+  now: number,
+): Promise<PlanRun | { usage: string }> {
+  const validated = await validatePath(path);
+  if ('usage' in validated) return validated;
+  if (!validated.model || hasErrors(validated.problems)) return { validated, problems: validated.problems };
+  const model = validated.model;
+  const cfg = config(model.site?.spec);
+  const siteRelative = (p: string): string => (isAbsolute(p) ? p : resolve(validated.root, p));
+  const leaseFiles = cfg.sources.leases === 'site' ? cfg.leases.map(siteRelative) : cfg.leases.map((p) => resolve(p));
+  const observations = await observe(model, {
+    inventory: inventorySpec(cfg, model.site?.spec, validated.root, env),
+    leaseFiles,
+    now,
+    stateDir: cfg.stateDir,
+  });
+  const plan = planSite({
+    model,
+    hosts: observations.hosts,
+    leases: observations.leases,
+    applied: observations.applied,
+    prune: cfg.prune,
+    flavour: cfg.flavour as Flavour,
+    ipOrder: cfg.ipOrder as IpSource[],
+  });
+  // Placement problems point into the site's files: give them lines too.
+  const planProblems = locateProblems(validated.loaded.files, plan.problems);
+  return {
+    validated,
+    observations,
+    plan,
+    problems: sortProblems([...validated.problems, ...observations.problems, ...planProblems]),
+  };
+}
+
+function inventorySpec(cfg: Config, site: Record<string, unknown> | undefined, root: string, env: NodeJS.ProcessEnv): InventorySpec {
+  if (cfg.inventoryDir) return { kind: 'directory', dir: cfg.inventoryDir };
+  const inv = (site?.['inventory'] ?? {}) as { source?: string; directory?: string };
+  if (cfg.kubeconfig || inv.source === 'kubernetes') {
+    return { kind: 'kubernetes', kubeConfig: loadKubeConfig(cfg.kubeconfig || undefined, env), namespaces: cfg.namespaces };
+  }
+  return { kind: 'embedded', root, directory: inv.directory };
+}

@@ -1,0 +1,78 @@
+import type { Problem } from '../util/problem.js';
+import type { Role } from '../validate/model.js';
+import type { Flavour } from './hosts-ini.js';
+
+/** Action kinds, in the order a plan runs them (DESIGN §4). */
+export const ACTION_ORDER = [
+  'provision-cluster',
+  'add-nodes',
+  'remove-nodes',
+  'install-plugins',
+  'install-packages',
+  'upgrade-packages',
+  'remove-packages',
+  'fix-drift',
+] as const;
+export type ActionKind = (typeof ACTION_ORDER)[number];
+
+/** One package change on one node: `from` → `to` (undefined: absent, or any version). */
+export interface PackageChange {
+  node: string;
+  name: string;
+  from?: string;
+  to?: string;
+}
+
+export interface Action {
+  kind: ActionKind;
+  cluster: string;
+  /** The nodes the action touches, in node order. */
+  nodes: string[];
+  reason: string;
+  /** The site inputs that caused it, e.g. "Provisioning provisioning-a (clusters/a/provisioning.yaml)". */
+  inputs: string[];
+  plugins?: string[];
+  packages?: PackageChange[];
+}
+
+export type NodeChange = 'add' | 'remove' | 'keep' | 'update';
+
+export interface PlannedNode {
+  name: string;
+  roles: Role[];
+  /** Host key (namespace/name). */
+  host: string;
+  mac: string;
+  ip: string;
+  /** Where the IP came from: "lease dnsmasq.leases:3" or "inventory". */
+  ipSource: string;
+  change: NodeChange;
+  /** Why this host (from role assignment). */
+  placement: string;
+  /** What changed for an `update`: "ip 198.18.0.3 → 198.18.0.9". */
+  details?: string[];
+}
+
+export interface ClusterPlan {
+  cluster: string;
+  flavour: Flavour;
+  /** Nodes after the plan, plus removed nodes (change `remove`). */
+  nodes: PlannedNode[];
+  actions: Action[];
+  /** The inventory the installer gets after the plan. */
+  hostsIni: string;
+  /** Things a person should know that are not actions (e.g. a removal waiting for --prune). */
+  notes: string[];
+}
+
+export interface Plan {
+  clusters: ClusterPlan[];
+  /** Placement and address errors (validation problems are reported before planning). */
+  problems: Problem[];
+  /** sha256 of the canonical JSON of clusters (without notes), hex. */
+  hash: string;
+}
+
+export function planHasChanges(plan: Plan): boolean {
+  return plan.clusters.some((c) => c.actions.length > 0);
+}

@@ -1,0 +1,32 @@
+import type { PackageSpec, Role } from '../validate/model.js';
+
+/** What bpa last applied to one cluster: the basis of every later plan. */
+export interface AppliedNode {
+  name: string;
+  roles: Role[];
+  /** Host key (namespace/name) the node runs on. */
+  host: string;
+  mac: string;
+  ip: string;
+}
+
+export interface AppliedCluster {
+  cluster: string;
+  /** Source revision (git sha) or a digest of the local site, when known. */
+  revision?: string;
+  planHash?: string;
+  appliedAt: string;
+  flavour?: string;
+  nodes: AppliedNode[];
+  plugins: string[];
+  /** The packages bpa manages on each role, as last applied (names and pins). */
+  packages: { master: PackageSpec[]; worker: PackageSpec[] };
+}
+
+export interface AppliedState {
+  clusters: Map<string, AppliedCluster>;
+}
+
+export function emptyState(): AppliedState {
+  return { clusters: new Map() };
+}
