@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const BPA = join(ROOT, 'bin', 'bpa');
+
+function bpa(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(BPA, args, { cwd, timeout: 30_000, env: { ...process.env, BPA_STATE_DIR: '' } }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+interface JsonPlan {
+  hash: string;
+  changes: boolean;
+  clusters: Array<{ cluster: string; hostsIni: string; nodes: Array<{ name: string; roles: string[]; host: string; mac: string; ip: string; change: string }>; actions: Array<{ kind: string }> }>;
+}
+
+describe('bpa plan as a process', function () {
+  this.timeout(60_000);
+  let tmp: string;
+  before(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-plan-'));
+  });
+  after(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('plans the example site: exit 2 (changes), a readable plan, hosts.ini written with --out', async () => {
+    const out = join(tmp, 'out');
+    const r = await bpa(['plan', 'sites/example', '--state', join(tmp, 'state'), '--out', out]);
+    assert.equal(r.code, 2, r.stdout + r.stderr);
+    assert.match(r.stdout, /cluster cluster-east \(new cluster, to provision\)/);
+    assert.match(r.stdout, /^ {2}\+ edge-1 .* master\+worker/m);
+    assert.match(r.stdout, /Plan [0-9a-f]{12}: 2 clusters; 2 to provision/);
+    const ini = await readFile(join(out, 'cluster-west', 'hosts.ini'), 'utf8');
+    assert.match(ini, /^\[kube-master\]\nedge-1$/m);
+    assert.doesNotMatch(ini, /\[virtlet\]/, 'virtlet-vm clusters have no virtlet group');
+  });
+
+  it('-o json, then a state that matches: exit 0 and no actions, same input same hash', async () => {
+    const state = join(tmp, 'state2');
+    const first = await bpa(['plan', 'sites/example', '-o', 'json', '--state', state]);
+    assert.equal(first.code, 2);
+    const plan = JSON.parse(first.stdout) as JsonPlan;
+    const again = JSON.parse((await bpa(['plan', 'sites/example', '-o', 'json', '--state', state])).stdout) as JsonPlan;
+    assert.equal(again.hash, plan.hash);
+    // Record the plan as applied, as a successful apply would.
+    const software = { 'cluster-east': { master: [{ name: 'htop' }, { name: 'jq', version: '1.6-2.1ubuntu3' }, { name: 'curl' }], worker: [{ name: 'curl' }, { name: 'ethtool' }, { name: 'tmux' }] }, 'cluster-west': { master: [{ name: 'htop' }, { name: 'curl' }], worker: [{ name: 'curl' }, { name: 'tmux' }] } } as const;
+    const { StateStore } = await import('../../../src/state/store.js');
+    const store = new StateStore(state);
+    for (const c of plan.clusters) {
+      await store.writeCluster({
+        cluster: c.cluster,
+        appliedAt: '2026-11-22T00:00:00Z',
+        nodes: c.nodes.map((n) => ({ name: n.name, roles: n.roles as Array<'master' | 'worker'>, host: n.host, mac: n.mac, ip: n.ip })),
+        plugins: c.cluster === 'cluster-east' ? ['onap4k8s', 'emco'] : [],
+        packages: software[c.cluster as keyof typeof software] as never,
+      });
+    }
+    const none = await bpa(['plan', 'sites/example', '--state', state]);
+    assert.equal(none.code, 0, none.stdout);
+    assert.match(none.stdout, /No changes/);
+  });
+
+  it('exit 1 with located errors when a node cannot be placed', async () => {
+    const site = join(tmp, 'site');
+    await cp(join(ROOT, 'sites', 'example'), site, { recursive: true });
+    const prov = join(site, 'clusters', 'cluster-east', 'provisioning.yaml');
+    const text = await readFile(prov, 'utf8');
+    await writeFile(prov, text.replace(/cpu: 24/g, 'cpu: 512'));
+    const r = await bpa(['plan', site, '--state', join(tmp, 'state3')]);
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stdout, /provisioning\.yaml:\d+:\d+: error NODE_UNPLACED: cluster cluster-east: worker-1: needs cpu≥512/);
+    assert.match(r.stdout, /cluster cluster-east \(blocked\)/);
+  });
+
+  it('exit 1 on an invalid site, 2 on a missing path', async () => {
+    const site = join(tmp, 'bad');
+    await cp(join(ROOT, 'sites', 'example'), site, { recursive: true });
+    await writeFile(join(site, 'broken.yaml'), 'kind: [\n');
+    assert.equal((await bpa(['plan', site])).code, 1);
+    assert.equal((await bpa(['plan', join(tmp, 'nope')])).code, 2);
+  });
+});

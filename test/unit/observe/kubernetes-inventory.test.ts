@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { listMetal3Objects } from '../../../src/observe/inventory/kubernetes.js';
+import { hostsFromObjects } from '../../../src/observe/inventory/hosts.js';
+import { BpaError } from '../../../src/util/errors.js';
+import { startFakeKube, type FakeKube } from '../../fakes/kube-api-server.js';
+
+function host(i: number, namespace = 'metal3'): Parameters<FakeKube['put']>[0] {
+  return {
+    apiVersion: 'metal3.io/v1alpha1',
+    kind: 'BareMetalHost',
+    metadata: { name: `node-${i}`, namespace },
+    spec: { online: true, bootMACAddress: `52:54:00:00:01:${i.toString(16).padStart(2, '0')}` },
+    status: { poweredOn: true, provisioning: { state: 'provisioned' }, hardware: { cpu: { count: 8 }, ramMebibytes: 8192 } },
+  };
+}
+
+describe('Kubernetes inventory source (fake API server, real client)', () => {
+  let kube: FakeKube;
+  beforeEach(async () => {
+    kube = await startFakeKube();
+  });
+  afterEach(async () => {
+    await kube.stop();
+  });
+
+  it('lists every page with limit/continue, and HardwareData', async () => {
+    for (let i = 0; i < 7; i++) kube.put(host(i));
+    kube.put({ apiVersion: 'metal3.io/v1alpha1', kind: 'HardwareData', metadata: { name: 'node-3', namespace: 'metal3' }, spec: { hardware: { cpu: { count: 96 } } } });
+    const objects = await listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: ['metal3'], pageSize: 3 });
+    assert.equal(objects.filter((o) => o.kind === 'BareMetalHost').length, 7);
+    const pages = kube.requests.filter((r) => r.path.endsWith('/baremetalhosts'));
+    assert.equal(pages.length, 3, 'three pages of at most 3');
+    assert.ok(pages.every((r) => r.query['limit'] === '3'));
+    assert.ok(pages.slice(1).every((r) => (r.query['continue'] ?? '') !== ''));
+    const hosts = hostsFromObjects(objects);
+    assert.equal(hosts.find((h) => h.name === 'node-3')?.cpuCount, 96);
+  });
+
+  it('lists all namespaces when none are configured, and only the configured ones otherwise', async () => {
+    kube.put(host(1, 'a'));
+    kube.put(host(2, 'b'));
+    assert.equal((await listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: [] })).length, 2);
+    const onlyB = await listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: ['b'] });
+    assert.deepEqual(onlyB.map((o) => o.metadata?.name), ['node-2']);
+  });
+
+  const faults: Array<[number, string, RegExp]> = [
+    [403, 'stalled', /forbidden \(403\).*grant list on baremetalhosts/],
+    [404, 'stalled', /not found \(404\).*is metal3 installed/],
+    [500, 'transient', /server error \(500\).*will retry/],
+  ];
+  for (const [code, retry, message] of faults) {
+    it(`HTTP ${code} gives a clear ${retry} error`, async () => {
+      kube.fail({ pathPrefix: '/apis/metal3.io/v1alpha1/namespaces/metal3/baremetalhosts' }, { code: code as 403 | 404 | 500, message: 'injected' });
+      await assert.rejects(listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: ['metal3'] }), (err: unknown) => {
+        assert.ok(err instanceof BpaError);
+        assert.equal(err.code, 'INVENTORY_UNAVAILABLE');
+        assert.equal(err.retry, retry);
+        assert.match(err.message, message);
+        assert.match(err.message, /baremetalhosts\.metal3\.io in namespace metal3/);
+        return true;
+      });
+    });
+  }
+
+  it('a missing HardwareData API is not an error', async () => {
+    kube.put(host(1));
+    kube.fail({ pathPrefix: '/apis/metal3.io/v1alpha1/namespaces/metal3/hardwaredata' }, { code: 404, message: 'no such resource' });
+    const objects = await listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: ['metal3'] });
+    assert.equal(objects.length, 1);
+  });
+});

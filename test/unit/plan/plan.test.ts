@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { planSite, type Plan, type PlanInput } from '../../../src/plan/index.js';
+import { emptyState } from '../../../src/state/applied.js';
+import type { SiteModel } from '../../../src/validate/model.js';
+import { applied, appliedFrom, cluster, host, leasesFor, node } from './plan-fixture.js';
+
+const hosts = [host(1), host(2), host(3), host(4)];
+const leases = leasesFor(hosts);
+const base = cluster('east', [node('master-1', ['master'], { mac: '52:54:00:00:00:01' }), node('worker-1', ['worker'], { cpu: 8 })], {
+  plugins: ['emco'],
+  masterSoftware: [{ name: 'htop' }, { name: 'jq', version: '1.6-2' }],
+  workerSoftware: [{ name: 'curl' }],
+});
+
+function plan(clusters = [base], state = emptyState(), over: Partial<PlanInput> = {}): Plan {
+  const model: SiteModel = { clusters, inventory: [] };
+  return planSite({ model, hosts, leases, applied: state, prune: false, flavour: 'kud', ...over });
+}
+
+/** The applied state a successful apply of `p` would leave (for "nothing changed" runs). */
+function afterApply(p: Plan, clusters = [base]): ReturnType<typeof appliedFrom> {
+  return appliedFrom(
+    p.clusters.map((c) => {
+      const model = clusters.find((m) => m.name === c.cluster);
+      return applied(
+        c.cluster,
+        c.nodes.filter((n) => n.change !== 'remove').map((n) => ({ name: n.name, roles: n.roles, host: n.host, mac: n.mac, ip: n.ip })),
+        { plugins: model?.plugins ?? [] },
+        { master: model?.masterSoftware, worker: model?.workerSoftware },
+      );
+    }),
+  );
+}
+
+const kinds = (p: Plan): string[] => p.clusters.flatMap((c) => c.actions.map((a) => `${a.kind}:${a.nodes.join(',')}`));
+
+describe('plan', () => {
+  it('a new cluster: provision, then packages per role', () => {
+    const p = plan();
+    assert.deepEqual(p.problems, []);
+    assert.deepEqual(kinds(p), ['provision-cluster:master-1,worker-1', 'install-packages:master-1,worker-1']);
+    const c = p.clusters[0];
+    assert.deepEqual(c?.actions[0]?.plugins, ['emco']);
+    assert.deepEqual(c?.actions[1]?.packages, [
+      { node: 'master-1', name: 'htop', to: undefined },
+      { node: 'master-1', name: 'jq', to: '1.6-2' },
+      { node: 'worker-1', name: 'curl', to: undefined },
+    ]);
+    assert.deepEqual(c?.nodes.map((n) => [n.name, n.host, n.ip, n.change]), [
+      ['master-1', 'metal3/node-1', '198.18.0.10', 'add'],
+      ['worker-1', 'metal3/node-2', '198.18.0.11', 'add'],
+    ]);
+    assert.match(c?.hostsIni ?? '', /master-1 ansible_ssh_host=198\.18\.0\.10 ansible_ssh_port=22/);
+  });
+
+  it('nothing changed: no actions, and the same hash every time', () => {
+    const first = plan();
+    const p1 = plan([base], afterApply(first));
+    const p2 = plan([base], afterApply(first));
+    assert.deepEqual(kinds(p1), []);
+    assert.equal(p1.hash, p2.hash);
+    assert.notEqual(p1.hash, first.hash);
+  });
+
+  it('a worker added: add-nodes and its packages only', () => {
+    const state = afterApply(plan());
+    const more = { ...base, nodes: [...base.nodes, node('worker-2', ['worker'])] };
+    const p = plan([more], state);
+    assert.deepEqual(kinds(p), ['add-nodes:worker-2', 'install-packages:worker-2']);
+    assert.deepEqual(p.clusters[0]?.actions[1]?.packages, [{ node: 'worker-2', name: 'curl', to: undefined }]);
+    assert.equal(p.clusters[0]?.nodes.find((n) => n.name === 'master-1')?.change, 'keep');
+  });
+
+  it('a worker removed: a note without --prune, remove-nodes with it', () => {
+    const state = afterApply(plan());
+    const fewer = { ...base, nodes: [base.nodes[0]!] };
+    const keep = plan([fewer], state);
+    assert.deepEqual(kinds(keep), []);
+    assert.match(keep.clusters[0]?.notes.join('\n') ?? '', /worker-1 is no longer in the site; run with --prune/);
+    const pruned = plan([fewer], state, { prune: true });
+    assert.deepEqual(kinds(pruned), ['remove-nodes:worker-1']);
+    assert.deepEqual(pruned.clusters[0]?.nodes.map((n) => [n.name, n.change]), [['master-1', 'keep'], ['worker-1', 'remove']]);
+    assert.doesNotMatch(pruned.clusters[0]?.hostsIni ?? '', /worker-1/);
+  });
+
+  it('a package version changed: upgrade-packages with before → after', () => {
+    const state = afterApply(plan());
+    const bumped = { ...base, masterSoftware: [{ name: 'htop' }, { name: 'jq', version: '1.7-1' }] };
+    const p = plan([bumped], state);
+    assert.deepEqual(kinds(p), ['upgrade-packages:master-1']);
+    assert.deepEqual(p.clusters[0]?.actions[0]?.packages, [{ node: 'master-1', name: 'jq', from: '1.6-2', to: '1.7-1' }]);
+  });
+
+  it('a package dropped: removed only with --prune; packages never managed are never touched', () => {
+    const state = afterApply(plan());
+    const dropped = { ...base, workerSoftware: [] };
+    assert.deepEqual(kinds(plan([dropped], state)), []);
+    const p = plan([dropped], state, { prune: true });
+    assert.deepEqual(kinds(p), ['remove-packages:worker-1']);
+    assert.deepEqual(p.clusters[0]?.actions[0]?.packages, [{ node: 'worker-1', name: 'curl', from: undefined }]);
+  });
+
+  it('a plugin added: install-plugins with the new plugin only', () => {
+    const state = afterApply(plan());
+    const p = plan([{ ...base, plugins: ['emco', 'multus'] }], state);
+    assert.deepEqual(kinds(p), ['install-plugins:']);
+    assert.deepEqual(p.clusters[0]?.actions[0]?.plugins, ['multus']);
+  });
+
+  it('a node that cannot be placed blocks its cluster with a located NODE_UNPLACED', () => {
+    const big = { ...base, nodes: [...base.nodes, node('worker-9', ['worker'], { cpu: 64 })] };
+    const p = plan([big]);
+    assert.deepEqual(p.problems.map((x) => [x.code, x.file, x.pointer]), [['NODE_UNPLACED', 'east/provisioning.yaml', '/spec/workers/0/worker-9']]);
+    assert.match(p.problems[0]?.message ?? '', /worker-9/);
+    assert.deepEqual(kinds(p), []);
+    assert.match(p.clusters[0]?.notes[0] ?? '', /blocked/);
+  });
+
+  it('a placed node without any address is NO_IP', () => {
+    const model: SiteModel = { clusters: [base], inventory: [] };
+    const p = planSite({ model, hosts, leases: new Map(), applied: emptyState(), prune: false, flavour: 'kud' });
+    assert.deepEqual(p.problems.map((x) => x.code), ['NO_IP', 'NO_IP']);
+  });
+
+  it('falls back on inventory addresses, IPv4 first', () => {
+    const withIps = hosts.map((h, i) => ({ ...h, nics: [{ mac: h.bootMac ?? '', ips: [`fd00::${i + 1}`, `198.18.1.${i + 1}`] }] }));
+    const model: SiteModel = { clusters: [base], inventory: [] };
+    const p = planSite({ model, hosts: withIps, leases: new Map(), applied: emptyState(), prune: false, flavour: 'kubespray' });
+    assert.deepEqual(p.problems, []);
+    assert.deepEqual(p.clusters[0]?.nodes.map((n) => [n.ip, n.ipSource]), [['198.18.1.1', 'inventory'], ['198.18.1.2', 'inventory']]);
+    assert.match(p.clusters[0]?.hostsIni ?? '', /\[kube_control_plane\]/);
+  });
+
+  it('an IP change is shown on the node, not as an action', () => {
+    const state = afterApply(plan());
+    const moved = new Map(leases);
+    moved.set('52:54:00:00:00:02', { mac: '52:54:00:00:00:02', ip: '198.18.0.99', origin: 'x:1' });
+    const p = planSite({ model: { clusters: [base], inventory: [] }, hosts, leases: moved, applied: state, prune: false, flavour: 'kud' });
+    assert.deepEqual(kinds(p), []);
+    const w = p.clusters[0]?.nodes.find((n) => n.name === 'worker-1');
+    assert.deepEqual([w?.change, w?.details], ['update', ['ip 198.18.0.11 → 198.18.0.99']]);
+  });
+
+  it('keeps a node on its applied host (sticky) even when a smaller host appears', () => {
+    const state = appliedFrom([applied('east', [
+      { name: 'master-1', roles: ['master'], host: 'metal3/node-1', mac: '52:54:00:00:00:01', ip: '198.18.0.10' },
+      { name: 'worker-1', roles: ['worker'], host: 'metal3/node-4', mac: '52:54:00:00:00:04', ip: '198.18.0.13' },
+    ], { plugins: ['emco'] }, { master: base.masterSoftware, worker: base.workerSoftware })]);
+    const p = plan([base], state);
+    assert.deepEqual(kinds(p), []);
+    assert.equal(p.clusters[0]?.nodes.find((n) => n.name === 'worker-1')?.host, 'metal3/node-4');
+  });
+
+  it('a cluster gone from the site: a note, or remove-nodes with --prune', () => {
+    const state = afterApply(plan());
+    assert.match(plan([], state).clusters[0]?.notes[0] ?? '', /no longer in the site/);
+    assert.deepEqual(kinds(plan([], state, { prune: true })), ['remove-nodes:master-1,worker-1']);
+  });
+
+  it('the hash does not depend on host order', () => {
+    const model: SiteModel = { clusters: [base], inventory: [] };
+    const a = planSite({ model, hosts, leases, applied: emptyState(), prune: false, flavour: 'kud' });
+    const b = planSite({ model, hosts: [...hosts].reverse(), leases, applied: emptyState(), prune: false, flavour: 'kud' });
+    assert.equal(a.hash, b.hash);
+    assert.match(a.hash, /^[0-9a-f]{64}$/);
+  });
+});
