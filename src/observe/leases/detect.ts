@@ -8,7 +8,8 @@ const CSV_HEADER = /^[a-z_0-9]+(,[a-z_0-9]+)+$/;
 const DNSMASQ_LINE = /^\d+ [0-9a-f:-]+ \S+ /i;
 const DNSMASQ_DUID = /^duid [0-9a-f:]+$/i;
 const ISC_LEASE = /^[ \t]*lease[ \t]+\S+[ \t]*\{/m;
-const ISC_MARKER = /^[ \t]*(authoring-byte-order|server-duid|failover[ \t]+peer|ia-na|ia-ta|ia-pd)[ \t]/m;
+const ISC_MARKER =
+  /^[ \t]*(authoring-byte-order|server-duid|failover[ \t]+peer|ia-na|ia-ta|ia-pd)[ \t]/m;
 
 /**
  * Tells the lease file format from its content, falling back on its name (an empty

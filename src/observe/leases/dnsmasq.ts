@@ -22,12 +22,24 @@ export function parseDnsmasq(text: string, file: string, now: number): ParsedLea
     const line = (lines[i] ?? '').trim();
     if (line === '' || line.startsWith('duid ') || line.startsWith('#')) continue;
     const lineNo = i + 1;
-    const fields = line.split(FIELD_SEP);
-    const [expiry = '', hw = '', ip = '', hostname = ''] = fields;
+    // dnsmasq separates fields by one space; a regex split only for hand-edited lines.
+    const fields =
+      line.includes('\t') || line.includes('  ') ? line.split(FIELD_SEP) : line.split(' ');
     if (fields.length < 4 || fields.length > 5) {
-      problems.push(malformed(file, lineNo, `expected "<expiry> <mac> <ip> <hostname> <client-id>", got ${quote(line)}`));
+      problems.push(
+        malformed(
+          file,
+          lineNo,
+          `expected "<expiry> <mac> <ip> <hostname> <client-id>", got ${quote(line)}`,
+        ),
+      );
       continue;
     }
+    // Indexed reads: destructuring goes through the iterator protocol, measurably slower here.
+    const expiry = fields[0] ?? '';
+    const hw = fields[1] ?? '';
+    const ip = fields[2] ?? '';
+    const hostname = fields[3] ?? '';
     if (ip.includes(':')) continue;
     if (!DIGITS.test(expiry)) {
       problems.push(malformed(file, lineNo, `expiry ${quote(expiry)} is not a number of seconds`));

@@ -17,10 +17,11 @@ const TYPE_ONLY = /^[0-9a-f]{2}-$/i;
 const BARE_HEX = /^(?:[0-9a-f]{2})+$/i;
 
 export function classifyHwAddr(raw: string): HwAddr {
-  if (BARE_HEX.test(raw)) {
-    const mac = raw.length === 12 ? normalizeMac(raw) : undefined;
-    return mac ? { kind: 'mac', mac } : OTHER;
-  }
+  // The common case first: most lease files hold nothing but well-formed Ethernet MACs.
+  const plain = normalizeMac(raw);
+  if (plain) return { kind: 'mac', mac: plain };
+  // Bare hex of any length but a MAC's (normalizeMac took those): another hardware type.
+  if (BARE_HEX.test(raw)) return OTHER;
   if (TYPE_ONLY.test(raw)) return OTHER;
   if (!OCTETS.test(raw)) return INVALID;
   // Mixed separators are dnsmasq's `<type>-<octets>` for non-Ethernet hardware: the type

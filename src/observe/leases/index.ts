@@ -45,7 +45,11 @@ export function parseLeases(text: string, opts: ParseLeasesOptions): LeaseReadRe
       const hint = text.trimStart().startsWith('address,duid')
         ? 'this is a Kea DHCPv6 lease file; bpa reads DHCPv4 leases only'
         : 'not an ISC dhcpd, dnsmasq or Kea lease4 lease file';
-      return { format, leases: [], problems: [warning(LEASE_FORMAT_UNKNOWN, hint, { file, line: 1 })] };
+      return {
+        format,
+        leases: [],
+        problems: [warning(LEASE_FORMAT_UNKNOWN, hint, { file, line: 1 })],
+      };
     }
   }
 }

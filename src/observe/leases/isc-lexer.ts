@@ -6,6 +6,7 @@ export type TokenKind = 'word' | 'string' | '{' | '}' | ';';
 
 export interface Token {
   kind: TokenKind;
+  /** For a string: the raw text between the quotes, escapes not decoded. */
   text: string;
   line: number;
 }
@@ -79,49 +80,37 @@ export class IscLexer {
     }
   }
 
-  /** Reads a quoted string after its opening quote, decoding dhcpd's backslash escapes. */
+  /**
+   * Reads a quoted string after its opening quote. The token holds the raw text between the
+   * quotes: most strings (uids, option values) are never looked at, so escapes are decoded
+   * only on demand by decodeIscString.
+   */
   private readString(): string {
     const s = this.src;
     const startLine = this.line;
-    this.pos++;
-    let out = '';
-    let chunk = this.pos;
+    const start = ++this.pos;
     while (this.pos < s.length) {
       const c = s.charCodeAt(this.pos);
-      if (c === QUOTE) {
-        out += s.slice(chunk, this.pos);
-        this.pos++;
-        return out;
-      }
+      if (c === QUOTE) return s.slice(start, this.pos++);
       if (c === NL) this.line++;
-      if (c === BACKSLASH && this.pos + 1 < s.length) {
-        out += s.slice(chunk, this.pos);
-        this.pos = this.readEscape(this.pos + 1, (text) => (out += text));
-        chunk = this.pos;
-        continue;
-      }
-      this.pos++;
+      // The escaped character, even a quote or a newline, belongs to the string.
+      if (c === BACKSLASH && s.charCodeAt(this.pos + 1) === NL) this.line++;
+      this.pos += c === BACKSLASH ? 2 : 1;
     }
+    this.pos = s.length;
     this.unterminatedStringLine ??= startLine;
-    return out + s.slice(chunk);
+    return s.slice(start);
   }
+}
 
-  /** Decodes one escape starting at `at` (after the backslash); returns the position after it. */
-  private readEscape(at: number, emit: (text: string) => void): number {
-    const s = this.src;
-    const e = s[at] ?? '';
-    const octal = /^[0-7]{1,3}/.exec(s.slice(at, at + 3));
-    if (octal) {
-      emit(String.fromCharCode(parseInt(octal[0], 8) & 0xff));
-      return at + octal[0].length;
-    }
-    const hex = e === 'x' ? /^[0-9a-f]{1,2}/i.exec(s.slice(at + 1, at + 3)) : null;
-    if (hex) {
-      emit(String.fromCharCode(parseInt(hex[0], 16)));
-      return at + 1 + hex[0].length;
-    }
-    if (e === '\n') this.line++;
-    emit(ESCAPES[e] ?? e);
-    return at + 1;
-  }
+const ESCAPE = /\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|([\s\S]))/g;
+
+/** Decodes dhcpd's backslash escapes in a string token: `\"`, `\\`, `\n`, octal and hex bytes. */
+export function decodeIscString(raw: string): string {
+  if (!raw.includes('\\')) return raw;
+  return raw.replace(ESCAPE, (_m, oct?: string, hex?: string, ch?: string) => {
+    if (oct !== undefined) return String.fromCharCode(parseInt(oct, 8) & 0xff);
+    if (hex !== undefined) return String.fromCharCode(parseInt(hex, 16));
+    return ESCAPES[ch ?? ''] ?? ch ?? '';
+  });
 }

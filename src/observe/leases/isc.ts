@@ -2,7 +2,7 @@ import { isIPv4 } from 'node:net';
 import type { Lease } from '../types.js';
 import type { Problem } from '../../util/problem.js';
 import { classifyHwAddr } from './hwaddr.js';
-import { IscLexer, type Token } from './isc-lexer.js';
+import { IscLexer, decodeIscString, type Token } from './isc-lexer.js';
 import { malformed, quote } from './problems.js';
 import { newestPerMac, type Candidate } from './select.js';
 import type { ParsedLeases } from './types.js';
@@ -54,7 +54,8 @@ export function parseIsc(text: string, file: string, now: number): ParsedLeases 
       continue;
     }
     const known = t.kind === 'word' && SKIPPED.has(t.text);
-    if (!known) problems.push(malformed(file, t.line, `unexpected ${quote(t.text)} outside a lease block`));
+    if (!known)
+      problems.push(malformed(file, t.line, `unexpected ${quote(t.text)} outside a lease block`));
     if (!skipStatement(lx, t) && known) {
       problems.push(malformed(file, t.line, `${quote(t.text)} block is not closed`));
     }
@@ -107,7 +108,12 @@ function skipBlock(lx: IscLexer): boolean {
  * Reads `lease <ip> { … }` after the `lease` keyword. Returns undefined (with a problem) for an
  * entry that cannot be trusted; the whole block is consumed either way.
  */
-function readLease(lx: IscLexer, start: Token, file: string, problems: Problem[]): Entry | undefined {
+function readLease(
+  lx: IscLexer,
+  start: Token,
+  file: string,
+  problems: Problem[],
+): Entry | undefined {
   const head: Token[] = [];
   let t = lx.next();
   for (; t && t.kind !== '{' && t.kind !== ';' && t.kind !== '}'; t = lx.next()) {
@@ -123,36 +129,42 @@ function readLease(lx: IscLexer, start: Token, file: string, problems: Problem[]
   const entry: Entry = { ip, line: start.line };
   let bad: Problem | undefined = isIPv4(ip)
     ? undefined
-    : malformed(file, start.line, `lease address ${quote(head.map((h) => h.text).join(' '))} is not an IPv4 address`);
-  const stmt: Token[] = [];
-  const finish = (): void => {
-    const message = stmt.length > 0 ? applyStatement(entry, stmt) : undefined;
-    if (message && !bad) bad = malformed(file, stmt[0]?.line ?? start.line, `lease ${ip}: ${message}`);
-    stmt.length = 0;
-  };
+    : malformed(
+        file,
+        start.line,
+        `lease address ${quote(head.map((h) => h.text).join(' '))} is not an IPv4 address`,
+      );
+  let stmt: Token[] = [];
   for (;;) {
     const tok = lx.next();
     if (!tok) {
       const str = lx.unterminatedStringLine;
       problems.push(
-        malformed(file, start.line, `lease ${ip} is not closed${str ? ` (string opened at line ${str} never ends)` : ''}`),
+        malformed(
+          file,
+          start.line,
+          `lease ${ip} is not closed${str ? ` (string opened at line ${str} never ends)` : ''}`,
+        ),
       );
       return undefined;
     }
     if (tok.kind === 'word' && tok.text === 'lease' && stmt.length === 0) {
       // dhcpd never nests leases: the previous block lost its `}` (a truncated write).
       lx.pushBack(tok);
-      problems.push(malformed(file, start.line, `lease ${ip} is not closed before line ${tok.line}`));
+      problems.push(
+        malformed(file, start.line, `lease ${ip} is not closed before line ${tok.line}`),
+      );
       return undefined;
     }
-    if (tok.kind === '}') {
-      finish();
-      break;
-    }
-    if (tok.kind === ';') finish();
-    else if (tok.kind === '{') {
+    if (tok.kind === '}' || tok.kind === ';') {
+      const message = stmt.length > 0 ? applyStatement(entry, stmt) : undefined;
+      if (message && !bad)
+        bad = malformed(file, stmt[0]?.line ?? start.line, `lease ${ip}: ${message}`);
+      stmt = [];
+      if (tok.kind === '}') break;
+    } else if (tok.kind === '{') {
       // `on commit { … }` and the like: actions, not lease data.
-      stmt.length = 0;
+      stmt = [];
       if (!skipBlock(lx)) {
         problems.push(malformed(file, start.line, `lease ${ip} is not closed`));
         return undefined;
@@ -171,13 +183,20 @@ function readLease(lx: IscLexer, start: Token, file: string, problems: Problem[]
 
 /** Applies one statement of a lease block; returns what is wrong with it, if anything. */
 function applyStatement(entry: Entry, stmt: Token[]): string | undefined {
-  const [first, second, third] = stmt;
+  const first = stmt[0];
+  const second = stmt[1];
+  const third = stmt[2];
   switch (first?.text) {
     case 'starts':
     case 'ends': {
       const time = parseTime(stmt.slice(1));
       if (time === undefined) {
-        return `${first.text} ${quote(stmt.slice(1).map((s) => s.text).join(' '))} is not a time (W YYYY/MM/DD HH:MM:SS, epoch N or never)`;
+        return `${first.text} ${quote(
+          stmt
+            .slice(1)
+            .map((s) => s.text)
+            .join(' '),
+        )} is not a time (W YYYY/MM/DD HH:MM:SS, epoch N or never)`;
       }
       entry[first.text] = time;
       return undefined;
@@ -192,12 +211,14 @@ function applyStatement(entry: Entry, stmt: Token[]): string | undefined {
     case 'hardware': {
       if (second?.text !== 'ethernet') return undefined;
       const addr = classifyHwAddr(third?.text ?? '');
-      if (addr.kind !== 'mac') return `hardware ethernet ${quote(third?.text ?? '')} is not a MAC address`;
+      if (addr.kind !== 'mac')
+        return `hardware ethernet ${quote(third?.text ?? '')} is not a MAC address`;
       entry.mac = addr.mac;
       return undefined;
     }
     case 'client-hostname':
-      if (second?.kind === 'string' && second.text !== '') entry.hostname = second.text;
+      if (second?.kind === 'string' && second.text !== '')
+        entry.hostname = decodeIscString(second.text);
       return undefined;
     default:
       return undefined;
@@ -206,28 +227,33 @@ function applyStatement(entry: Entry, stmt: Token[]): string | undefined {
 
 const DATE = /^(\d{4})\/(\d{1,2})\/(\d{1,2})$/;
 const CLOCK = /^(\d{1,2}):(\d{2}):(\d{2})$/;
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function daysInMonth(year: number, month: number): number {
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  return month === 2 && leap ? 29 : (DAYS[month - 1] ?? 0);
+}
 
 /** dhcpd times: `W YYYY/MM/DD HH:MM:SS` in UTC, `epoch <seconds>`, or `never`. */
 function parseTime(args: Token[]): Time | undefined {
-  const [a, b, c] = args.map((t) => t.text);
-  if (args.length === 1 && a === 'never') return 'never';
-  if (args.length === 2 && a === 'epoch' && b && /^\d+$/.test(b)) return Number(b) * 1000;
-  if (args.length !== 3 || !a || !/^[0-6]$/.test(a)) return undefined;
-  const d = DATE.exec(b ?? '');
-  const k = CLOCK.exec(c ?? '');
+  const a = args[0];
+  const b = args[1];
+  const c = args[2];
+  if (args.length === 1) return a?.text === 'never' ? 'never' : undefined;
+  if (args.length === 2)
+    return a?.text === 'epoch' && b && /^\d+$/.test(b.text) ? Number(b.text) * 1000 : undefined;
+  if (args.length !== 3 || !a || !b || !c || !/^[0-6]$/.test(a.text)) return undefined;
+  const d = DATE.exec(b.text);
+  const k = CLOCK.exec(c.text);
   if (!d || !k) return undefined;
-  const [y, mo, day, h, mi, s] = [d[1], d[2], d[3], k[1], k[2], k[3]].map(Number) as [
-    number, number, number, number, number, number,
-  ];
-  const ms = Date.UTC(y, mo - 1, day, h, mi, s);
-  const back = new Date(ms);
-  // Date.UTC rolls 2026/02/30 over into March; dhcpd never writes such a date.
-  const exact =
-    back.getUTCFullYear() === y &&
-    back.getUTCMonth() === mo - 1 &&
-    back.getUTCDate() === day &&
-    back.getUTCHours() === h &&
-    back.getUTCMinutes() === mi &&
-    back.getUTCSeconds() === s;
-  return exact ? ms : undefined;
+  const y = Number(d[1]);
+  const mo = Number(d[2]);
+  const day = Number(d[3]);
+  const h = Number(k[1]);
+  const mi = Number(k[2]);
+  const s = Number(k[3]);
+  // Date.UTC would roll 2026/02/30 over into March; dhcpd never writes such a date.
+  if (mo < 1 || mo > 12 || day < 1 || day > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59)
+    return undefined;
+  return Date.UTC(y, mo - 1, day, h, mi, s);
 }

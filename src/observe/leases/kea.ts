@@ -63,11 +63,20 @@ export function parseKeaSeries(sources: KeaSource[], now: number): ParsedLeases 
   return { leases: newestPerMac(live, now), problems };
 }
 
-function readHeader(line: string, file: string, lineNo: number, problems: Problem[]): Columns | undefined {
+function readHeader(
+  line: string,
+  file: string,
+  lineNo: number,
+  problems: Problem[],
+): Columns | undefined {
   const names = line.split(',');
   if (names[0] === 'address' && names[1] === 'duid') {
     problems.push(
-      warning(LEASE_FORMAT_UNKNOWN, 'this is a Kea DHCPv6 lease file; bpa reads DHCPv4 leases only', { file, line: lineNo }),
+      warning(
+        LEASE_FORMAT_UNKNOWN,
+        'this is a Kea DHCPv6 lease file; bpa reads DHCPv4 leases only',
+        { file, line: lineNo },
+      ),
     );
     return undefined;
   }
@@ -77,7 +86,13 @@ function readHeader(line: string, file: string, lineNo: number, problems: Proble
   };
   const missing = REQUIRED.filter((name) => at(name) === undefined);
   if (missing.length > 0) {
-    problems.push(malformed(file, lineNo, `Kea lease file header lacks column(s) ${missing.join(', ')}: ${quote(line)}`));
+    problems.push(
+      malformed(
+        file,
+        lineNo,
+        `Kea lease file header lacks column(s) ${missing.join(', ')}: ${quote(line)}`,
+      ),
+    );
     return undefined;
   }
   return {
@@ -97,10 +112,18 @@ interface Row {
   lease: Lease | undefined;
 }
 
-function readRow(line: string, cols: Columns, file: string, lineNo: number, problems: Problem[]): Row | undefined {
+function readRow(
+  line: string,
+  cols: Columns,
+  file: string,
+  lineNo: number,
+  problems: Problem[],
+): Row | undefined {
   const fields = line.split(',');
   if (fields.length !== cols.count) {
-    problems.push(malformed(file, lineNo, `row has ${fields.length} fields, the header has ${cols.count}`));
+    problems.push(
+      malformed(file, lineNo, `row has ${fields.length} fields, the header has ${cols.count}`),
+    );
     return undefined;
   }
   const field = (k: number | undefined): string => (k === undefined ? '' : (fields[k] ?? ''));
@@ -112,11 +135,18 @@ function readRow(line: string, cols: Columns, file: string, lineNo: number, prob
     problems.push(malformed(file, lineNo, `address ${quote(address)} is not an IPv4 address`));
     return undefined;
   }
-  for (const [name, value] of [['valid_lifetime', lifetime], ['expire', expire], ['state', state]] as const) {
-    if (!DIGITS.test(value)) {
-      problems.push(malformed(file, lineNo, `${name} ${quote(value)} is not a whole number`));
-      return undefined;
-    }
+  const notNumber = !DIGITS.test(lifetime)
+    ? ['valid_lifetime', lifetime]
+    : !DIGITS.test(expire)
+      ? ['expire', expire]
+      : !DIGITS.test(state)
+        ? ['state', state]
+        : undefined;
+  if (notNumber) {
+    problems.push(
+      malformed(file, lineNo, `${notNumber[0]} ${quote(notNumber[1] ?? '')} is not a whole number`),
+    );
+    return undefined;
   }
   const hw = field(cols.hwaddr);
   const addr = hw === '' ? undefined : classifyHwAddr(hw);

@@ -92,9 +92,12 @@ async function readText(path: string): Promise<ReadOutcome> {
     return { text: await readFile(path, 'utf8') };
   } catch (err: unknown) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = (code && REASONS[code]) ?? code ?? (err instanceof Error ? err.message : String(err));
+    const why =
+      (code && REASONS[code]) ?? code ?? (err instanceof Error ? err.message : String(err));
     return {
-      problem: warning(LEASE_FILE_UNREADABLE, `cannot read lease file ${path}: ${why}`, { file: path }),
+      problem: warning(LEASE_FILE_UNREADABLE, `cannot read lease file ${path}: ${why}`, {
+        file: path,
+      }),
       missing: code === 'ENOENT',
     };
   }

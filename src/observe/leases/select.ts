@@ -33,10 +33,18 @@ export function newestPerMac(candidates: Iterable<Candidate>, now: number): Leas
       best.set(c.lease.mac, c);
       continue;
     }
-    const [early, late] = held.seq < c.seq ? [held, c] : [c, held];
-    best.set(c.lease.mac, supersedes(late.lease, early.lease) ? late : early);
+    const later = held.seq < c.seq ? c : held;
+    const earlier = later === c ? held : c;
+    if (supersedes(later.lease, earlier.lease)) best.set(c.lease.mac, later);
+    else best.set(c.lease.mac, earlier);
   }
-  return [...best.values()].sort((x, y) => x.seq - y.seq).map((c) => c.lease);
+  const kept = [...best.values()];
+  // Often already in order (dnsmasq; files without duplicates): skip the sort then.
+  let ordered = true;
+  for (let k = 1; k < kept.length && ordered; k++)
+    ordered = (kept[k - 1]?.seq ?? 0) < (kept[k]?.seq ?? 0);
+  if (!ordered) kept.sort((x, y) => x.seq - y.seq);
+  return kept.map((c) => c.lease);
 }
 
 /**
@@ -50,7 +58,8 @@ export function mergeLeases(results: Lease[][]): Map<string, Lease> {
       const mac = normalizeMac(lease.mac);
       if (!mac) continue;
       const held = merged.get(mac);
-      if (!held || supersedes(lease, held)) merged.set(mac, mac === lease.mac ? lease : { ...lease, mac });
+      if (!held || supersedes(lease, held))
+        merged.set(mac, mac === lease.mac ? lease : { ...lease, mac });
     }
   }
   return merged;

@@ -1,0 +1,117 @@
+import { link, open, readFile, rename, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { mkdir } from 'node:fs/promises';
+import { StalledError, WaitingError } from '../util/errors.js';
+
+interface LockOwner {
+  pid: number;
+  /** Process start time (from /proc), so a reused PID is not mistaken for the owner. */
+  started: string;
+  host: string;
+  token: string;
+  since: string;
+}
+
+/**
+ * An exclusive lock on a state directory: two bpa processes never apply at once. The lock
+ * file is created with O_EXCL; a lock whose owner process is gone (killed, crashed) is taken
+ * over. Taking over renames the stale file aside and checks it really was the stale one, and
+ * the holder re-checks its token before each journal write (`verify`), so even a race
+ * between two processes recovering at the same instant is detected, never silent.
+ */
+export class StateLock {
+  private token: string | undefined;
+
+  constructor(readonly dir: string) {}
+
+  get path(): string {
+    return join(this.dir, 'apply.lock');
+  }
+
+  async acquire(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const me: LockOwner = { pid: process.pid, started: await processStart(process.pid), host: hostname(), token: randomBytes(12).toString('hex'), since: new Date().toISOString() };
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        const fh = await open(this.path, 'wx', 0o600);
+        await fh.writeFile(JSON.stringify(me) + '\n');
+        await fh.sync();
+        await fh.close();
+        this.token = me.token;
+        return;
+      } catch (err: unknown) {
+        if ((err as { code?: string }).code !== 'EEXIST') throw err;
+      }
+      const owner = await readOwner(this.path);
+      if (owner && owner.host === me.host && (await alive(owner))) {
+        throw new WaitingError('STATE_LOCKED', `another bpa (pid ${owner.pid}, since ${owner.since}) is applying with state directory ${this.dir}`, 10_000);
+      }
+      if (owner && owner.host !== me.host) {
+        throw new StalledError('STATE_LOCKED', `state directory ${this.dir} is locked by bpa on host ${owner.host} (pid ${owner.pid}); if that host is gone, remove ${this.path}`);
+      }
+      await this.takeOver(owner);
+    }
+    throw new WaitingError('STATE_LOCKED', `could not lock ${this.dir}: contended`, 5_000);
+  }
+
+  /** Throws when this process no longer holds the lock. */
+  async verify(): Promise<void> {
+    const owner = await readOwner(this.path);
+    if (!this.token || owner?.token !== this.token) {
+      throw new StalledError('STATE_LOCK_LOST', `the lock on ${this.dir} was taken by another process; stopping`);
+    }
+  }
+
+  async release(): Promise<void> {
+    if (!this.token) return;
+    const owner = await readOwner(this.path);
+    if (owner?.token === this.token) await rm(this.path, { force: true });
+    this.token = undefined;
+  }
+
+  private async takeOver(stale: LockOwner | undefined): Promise<void> {
+    const aside = `${this.path}.stale.${process.pid}.${randomBytes(4).toString('hex')}`;
+    try {
+      await rename(this.path, aside);
+    } catch (err: unknown) {
+      if ((err as { code?: string }).code === 'ENOENT') return; // someone else cleaned up: retry
+      throw err;
+    }
+    const moved = await readOwner(aside);
+    if (stale && moved?.token !== stale.token) {
+      // We moved a fresh lock that appeared meanwhile: put it back.
+      await link(aside, this.path).catch(() => undefined);
+    }
+    await rm(aside, { force: true });
+  }
+}
+
+async function readOwner(path: string): Promise<LockOwner | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as LockOwner;
+  } catch {
+    return undefined;
+  }
+}
+
+async function alive(owner: LockOwner): Promise<boolean> {
+  try {
+    process.kill(owner.pid, 0);
+  } catch (err: unknown) {
+    if ((err as { code?: string }).code === 'ESRCH') return false;
+  }
+  return (await processStart(owner.pid)) === owner.started;
+}
+
+/** The start time of a process in clock ticks since boot (field 22 of /proc/PID/stat). */
+async function processStart(pid: number): Promise<string> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19] ?? '';
+  } catch {
+    return '';
+  }
+}
