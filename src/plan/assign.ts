@@ -209,15 +209,9 @@ function placeByResources(slots: Slot[], site: SiteHosts): void {
     }
     members[i]?.push(s);
   }
-  const adj = needs.map((need) => {
-    const list: number[] = [];
-    classes.forEach((c, j) => {
-      if (fits(need, c.cap)) list.push(j);
-    });
-    return list;
-  });
   const matcher = new ClassMatcher(
-    adj,
+    needs,
+    classes.map((c) => c.cap),
     free.map((f) => f.length),
   );
   const served = members.map(() => 0);

@@ -6,7 +6,14 @@ import type { ClusterModel, NodeSpec, PackageSpec, Role, SiteModel } from '../va
 import { assignHosts, hostKey, type Placement, type PriorAssignment } from './assign.js';
 import { canonicalJson, sha256Hex } from './hash.js';
 import { renderHostsIni, type Flavour } from './hosts-ini.js';
-import { ACTION_ORDER, type Action, type ClusterPlan, type PackageChange, type Plan, type PlannedNode } from './types.js';
+import {
+  ACTION_ORDER,
+  type Action,
+  type ClusterPlan,
+  type PackageChange,
+  type Plan,
+  type PlannedNode,
+} from './types.js';
 
 export * from './types.js';
 
@@ -40,7 +47,9 @@ export function planSite(input: PlanInput): Plan {
     const cluster = model.clusters.find((c) => c.name === u.cluster);
     const node = cluster?.nodes.find((n) => n.name === u.node);
     blocked.add(u.cluster);
-    problems.push(error('NODE_UNPLACED', `cluster ${u.cluster}: ${u.message}`, nodeWhere(cluster, node)));
+    problems.push(
+      error('NODE_UNPLACED', `cluster ${u.cluster}: ${u.message}`, nodeWhere(cluster, node)),
+    );
   }
 
   const clusters: ClusterPlan[] = [];
@@ -72,7 +81,14 @@ export function planSite(input: PlanInput): Plan {
         placement: p.reason,
       });
     }
-    const plan = diffCluster(cluster, nodes, applied.clusters.get(cluster.name), input, blocked.has(cluster.name), problems);
+    const plan = diffCluster(
+      cluster,
+      nodes,
+      applied.clusters.get(cluster.name),
+      input,
+      blocked.has(cluster.name),
+      problems,
+    );
     clusters.push(plan);
   }
   for (const [name, a] of applied.clusters) {
@@ -84,15 +100,24 @@ export function planSite(input: PlanInput): Plan {
   return { clusters, problems, hash };
 }
 
-function nodeWhere(cluster: ClusterModel | undefined, node: NodeSpec | undefined): Partial<Problem> {
+function nodeWhere(
+  cluster: ClusterModel | undefined,
+  node: NodeSpec | undefined,
+): Partial<Problem> {
   if (!cluster) return {};
-  return { file: cluster.provisioning.ref.file, doc: cluster.provisioning.ref.doc, pointer: node?.pointer ?? '/spec' };
+  return {
+    file: cluster.provisioning.ref.file,
+    doc: cluster.provisioning.ref.doc,
+    pointer: node?.pointer ?? '/spec',
+  };
 }
 
 function inputsOf(cluster: ClusterModel, what: 'provisioning' | 'software' | 'both'): string[] {
   const out: string[] = [];
-  if (what !== 'software') out.push(`Provisioning ${cluster.provisioning.name} (${cluster.provisioning.ref.file})`);
-  if (what !== 'provisioning' && cluster.software) out.push(`Software ${cluster.software.name} (${cluster.software.ref.file})`);
+  if (what !== 'software')
+    out.push(`Provisioning ${cluster.provisioning.name} (${cluster.provisioning.ref.file})`);
+  if (what !== 'provisioning' && cluster.software)
+    out.push(`Software ${cluster.software.name} (${cluster.software.ref.file})`);
   return out;
 }
 
@@ -107,10 +132,13 @@ function diffCluster(
   const actions: Action[] = [];
   const notes: string[] = [];
   const name = cluster.name;
-  const desiredPackages = (roles: readonly Role[]): PackageSpec[] => packagesFor(cluster.masterSoftware, cluster.workerSoftware, roles, name, problems);
+  const desiredPackages = (roles: readonly Role[]): PackageSpec[] =>
+    packagesFor(cluster.masterSoftware, cluster.workerSoftware, roles, name, problems);
 
   if (blocked) {
-    notes.push('blocked: some nodes cannot be placed or reached; nothing is planned for this cluster until that is fixed');
+    notes.push(
+      'blocked: some nodes cannot be placed or reached; nothing is planned for this cluster until that is fixed',
+    );
   } else if (!applied) {
     for (const n of nodes) n.change = 'add';
     actions.push({
@@ -121,18 +149,45 @@ function diffCluster(
       inputs: inputsOf(cluster, 'provisioning'),
       plugins: [...cluster.plugins],
     });
-    const packages = nodes.flatMap((n) => desiredPackages(n.roles).map((p) => ({ node: n.name, name: p.name, to: p.version })));
+    const packages = nodes.flatMap((n) =>
+      desiredPackages(n.roles).map((p) => ({ node: n.name, name: p.name, to: p.version })),
+    );
     if (packages.length) {
-      actions.push({ kind: 'install-packages', cluster: name, nodes: nodesOf(packages), reason: 'new cluster: every node gets the packages of its roles', inputs: inputsOf(cluster, 'software'), packages });
+      actions.push({
+        kind: 'install-packages',
+        cluster: name,
+        nodes: nodesOf(packages),
+        reason: 'new cluster: every node gets the packages of its roles',
+        inputs: inputsOf(cluster, 'software'),
+        packages,
+      });
     }
   } else {
     diffNodes(cluster, nodes, applied, input, actions, notes, desiredPackages);
   }
   const removed = nodes.filter((n) => n.change === 'remove');
   const kept = nodes.filter((n) => n.change !== 'remove');
-  const hostsIni = blocked ? '' : renderHostsIni({ name, clusterType: cluster.clusterType }, kept.map((n) => ({ name: n.name, ip: n.ip, roles: n.roles })), input.flavour);
+  const hostsIni = blocked
+    ? ''
+    : renderHostsIni(
+        { name, clusterType: cluster.clusterType },
+        kept.map((n) => ({ name: n.name, ip: n.ip, roles: n.roles })),
+        input.flavour,
+      );
   actions.sort((a, b) => ACTION_ORDER.indexOf(a.kind) - ACTION_ORDER.indexOf(b.kind));
-  return { cluster: name, flavour: input.flavour, nodes: [...kept, ...removed], actions, hostsIni, notes };
+  const desired = {
+    plugins: [...cluster.plugins],
+    software: { master: [...cluster.masterSoftware], worker: [...cluster.workerSoftware] },
+  };
+  return {
+    cluster: name,
+    flavour: input.flavour,
+    nodes: [...kept, ...removed],
+    actions,
+    hostsIni,
+    notes,
+    desired,
+  };
 }
 
 function diffNodes(
@@ -157,7 +212,10 @@ function diffNodes(
     }
     const replaced = was.host !== n.host || !sameRoles(was.roles, n.roles);
     if (replaced) {
-      const why = was.host !== n.host ? `host ${was.host} → ${n.host} (${n.placement})` : `roles ${was.roles.join('+')} → ${n.roles.join('+')}`;
+      const why =
+        was.host !== n.host
+          ? `host ${was.host} → ${n.host} (${n.placement})`
+          : `roles ${was.roles.join('+')} → ${n.roles.join('+')}`;
       if (input.prune) {
         n.change = 'add';
         added.push(n);
@@ -165,8 +223,16 @@ function diffNodes(
         notes.push(`node ${n.name} is replaced: ${why}`);
       } else {
         // Without pruning the node stays as it was applied; the plan says what would happen.
-        Object.assign(n, { host: was.host, mac: was.mac, ip: was.ip, roles: [...was.roles], change: 'keep' });
-        notes.push(`node ${n.name} needs replacing (${why}); run with --prune to remove and re-add it`);
+        Object.assign(n, {
+          host: was.host,
+          mac: was.mac,
+          ip: was.ip,
+          roles: [...was.roles],
+          change: 'keep',
+        });
+        notes.push(
+          `node ${n.name} needs replacing (${why}); run with --prune to remove and re-add it`,
+        );
       }
       continue;
     }
@@ -179,7 +245,10 @@ function diffNodes(
   for (const was of applied.nodes) {
     if (desiredNames.has(was.name)) continue;
     if (input.prune) removed.push(was);
-    else notes.push(`node ${was.name} is no longer in the site; run with --prune to remove it from the cluster`);
+    else
+      notes.push(
+        `node ${was.name} is no longer in the site; run with --prune to remove it from the cluster`,
+      );
   }
   if (added.length) {
     actions.push({
@@ -193,7 +262,16 @@ function diffNodes(
   if (removed.length) {
     for (const r of removed) {
       if (!nodes.some((n) => n.name === r.name && n.change === 'add')) {
-        nodes.push({ name: r.name, roles: [...r.roles], host: r.host, mac: r.mac, ip: r.ip, ipSource: 'applied state', change: 'remove', placement: 'removed' });
+        nodes.push({
+          name: r.name,
+          roles: [...r.roles],
+          host: r.host,
+          mac: r.mac,
+          ip: r.ip,
+          ipSource: 'applied state',
+          change: 'remove',
+          placement: 'removed',
+        });
       }
     }
     actions.push({
@@ -206,10 +284,20 @@ function diffNodes(
   }
   const newPlugins = cluster.plugins.filter((p) => !applied.plugins.includes(p));
   if (newPlugins.length) {
-    actions.push({ kind: 'install-plugins', cluster: name, nodes: [], reason: `plugin${newPlugins.length === 1 ? '' : 's'} ${newPlugins.join(', ')} added to KUDPlugins`, inputs: inputsOf(cluster, 'provisioning'), plugins: newPlugins });
+    actions.push({
+      kind: 'install-plugins',
+      cluster: name,
+      nodes: [],
+      reason: `plugin${newPlugins.length === 1 ? '' : 's'} ${newPlugins.join(', ')} added to KUDPlugins`,
+      inputs: inputsOf(cluster, 'provisioning'),
+      plugins: newPlugins,
+    });
   }
   const goneplugins = applied.plugins.filter((p) => !cluster.plugins.includes(p));
-  if (goneplugins.length) notes.push(`plugin${goneplugins.length === 1 ? '' : 's'} ${goneplugins.join(', ')} removed from KUDPlugins: bpa does not uninstall plugins; remove ${goneplugins.length === 1 ? 'it' : 'them'} by hand`);
+  if (goneplugins.length)
+    notes.push(
+      `plugin${goneplugins.length === 1 ? '' : 's'} ${goneplugins.join(', ')} removed from KUDPlugins: bpa does not uninstall plugins; remove ${goneplugins.length === 1 ? 'it' : 'them'} by hand`,
+    );
 
   // Packages: new nodes get everything of their roles; others get the difference between
   // what their roles ask for now and what bpa applied before.
@@ -228,24 +316,72 @@ function diffNodes(
       const h = had.get(p.name);
       if (!h) install.push({ node: n.name, name: p.name, to: p.version });
       // Unpinning needs no change on the node; a new or changed pin does.
-      else if (p.version !== undefined && h.version !== p.version) upgrade.push({ node: n.name, name: p.name, from: h.version, to: p.version });
+      else if (p.version !== undefined && h.version !== p.version)
+        upgrade.push({ node: n.name, name: p.name, from: h.version, to: p.version });
       had.delete(p.name);
     }
     for (const h of had.values()) {
       if (input.prune) remove.push({ node: n.name, name: h.name, from: h.version });
     }
-    if (!input.prune && had.size) notes.push(`node ${n.name}: package${had.size === 1 ? '' : 's'} ${[...had.keys()].join(', ')} no longer listed; run with --prune to remove ${had.size === 1 ? 'it' : 'them'}`);
+    if (!input.prune && had.size)
+      notes.push(
+        `node ${n.name}: package${had.size === 1 ? '' : 's'} ${[...had.keys()].join(', ')} no longer listed; run with --prune to remove ${had.size === 1 ? 'it' : 'them'}`,
+      );
   }
-  if (install.length) actions.push({ kind: 'install-packages', cluster: name, nodes: nodesOf(install), reason: summarize('install', install), inputs: inputsOf(cluster, 'software'), packages: install });
-  if (upgrade.length) actions.push({ kind: 'upgrade-packages', cluster: name, nodes: nodesOf(upgrade), reason: summarize('upgrade', upgrade), inputs: inputsOf(cluster, 'software'), packages: upgrade });
-  if (remove.length) actions.push({ kind: 'remove-packages', cluster: name, nodes: nodesOf(remove), reason: summarize('remove', remove), inputs: inputsOf(cluster, 'software'), packages: remove });
+  if (install.length)
+    actions.push({
+      kind: 'install-packages',
+      cluster: name,
+      nodes: nodesOf(install),
+      reason: summarize('install', install),
+      inputs: inputsOf(cluster, 'software'),
+      packages: install,
+    });
+  if (upgrade.length)
+    actions.push({
+      kind: 'upgrade-packages',
+      cluster: name,
+      nodes: nodesOf(upgrade),
+      reason: summarize('upgrade', upgrade),
+      inputs: inputsOf(cluster, 'software'),
+      packages: upgrade,
+    });
+  if (remove.length)
+    actions.push({
+      kind: 'remove-packages',
+      cluster: name,
+      nodes: nodesOf(remove),
+      reason: summarize('remove', remove),
+      inputs: inputsOf(cluster, 'software'),
+      packages: remove,
+    });
 }
 
 function removedCluster(a: AppliedCluster, input: PlanInput): ClusterPlan {
-  const nodes: PlannedNode[] = a.nodes.map((n) => ({ ...n, roles: [...n.roles], ipSource: 'applied state', change: input.prune ? 'remove' : 'keep', placement: 'applied' }));
-  const plan: ClusterPlan = { cluster: a.cluster, flavour: input.flavour, nodes, actions: [], hostsIni: '', notes: [] };
+  const nodes: PlannedNode[] = a.nodes.map((n) => ({
+    ...n,
+    roles: [...n.roles],
+    ipSource: 'applied state',
+    change: input.prune ? 'remove' : 'keep',
+    placement: 'applied',
+  }));
+  const plan: ClusterPlan = {
+    cluster: a.cluster,
+    flavour: input.flavour,
+    nodes,
+    actions: [],
+    hostsIni: '',
+    notes: [],
+    desired: { plugins: [], software: { master: [], worker: [] } },
+  };
   if (input.prune && nodes.length) {
-    plan.actions.push({ kind: 'remove-nodes', cluster: a.cluster, nodes: nodes.map((n) => n.name), reason: 'the cluster is no longer in the site, and pruning is allowed', inputs: [] });
+    plan.actions.push({
+      kind: 'remove-nodes',
+      cluster: a.cluster,
+      nodes: nodes.map((n) => n.name),
+      reason: 'the cluster is no longer in the site, and pruning is allowed',
+      inputs: [],
+    });
   } else {
     plan.notes.push('the cluster is no longer in the site; run with --prune to remove its nodes');
   }
@@ -253,14 +389,32 @@ function removedCluster(a: AppliedCluster, input: PlanInput): ClusterPlan {
 }
 
 /** The packages of a node's roles; a dual-role node gets both lists. */
-function packagesFor(master: PackageSpec[], worker: PackageSpec[], roles: readonly Role[], cluster: string, problems: Problem[]): PackageSpec[] {
+function packagesFor(
+  master: PackageSpec[],
+  worker: PackageSpec[],
+  roles: readonly Role[],
+  cluster: string,
+  problems: Problem[],
+): PackageSpec[] {
   const out = new Map<string, PackageSpec>();
   for (const role of roles) {
     for (const p of role === 'master' ? master : worker) {
       const have = out.get(p.name);
       if (have && have.version !== p.version) {
-        if (!problems.some((x) => x.code === 'PACKAGE_CONFLICT' && x.message.includes(`"${p.name}"`) && x.message.includes(cluster))) {
-          problems.push(error('PACKAGE_CONFLICT', `cluster ${cluster}: package "${p.name}" is pinned to ${have.version ?? 'any version'} for masters and ${p.version ?? 'any version'} for workers; a dual-role node cannot have both`));
+        if (
+          !problems.some(
+            (x) =>
+              x.code === 'PACKAGE_CONFLICT' &&
+              x.message.includes(`"${p.name}"`) &&
+              x.message.includes(cluster),
+          )
+        ) {
+          problems.push(
+            error(
+              'PACKAGE_CONFLICT',
+              `cluster ${cluster}: package "${p.name}" is pinned to ${have.version ?? 'any version'} for masters and ${p.version ?? 'any version'} for workers; a dual-role node cannot have both`,
+            ),
+          );
         }
         continue;
       }
@@ -272,7 +426,8 @@ function packagesFor(master: PackageSpec[], worker: PackageSpec[], roles: readon
 
 function appliedPackages(applied: AppliedCluster, roles: readonly Role[]): PackageSpec[] {
   const out = new Map<string, PackageSpec>();
-  for (const role of roles) for (const p of applied.packages[role] ?? []) if (!out.has(p.name)) out.set(p.name, p);
+  for (const role of roles)
+    for (const p of applied.packages[role] ?? []) if (!out.has(p.name)) out.set(p.name, p);
   return [...out.values()];
 }
 

@@ -29,11 +29,15 @@ export async function runPlan(
 ): Promise<PlanRun | { usage: string }> {
   const validated = await validatePath(path);
   if ('usage' in validated) return validated;
-  if (!validated.model || hasErrors(validated.problems)) return { validated, problems: validated.problems };
+  if (!validated.model || hasErrors(validated.problems))
+    return { validated, problems: validated.problems };
   const model = validated.model;
   const cfg = config(model.site?.spec);
   const siteRelative = (p: string): string => (isAbsolute(p) ? p : resolve(validated.root, p));
-  const leaseFiles = cfg.sources.leases === 'site' ? cfg.leases.map(siteRelative) : cfg.leases.map((p) => resolve(p));
+  const leaseFiles =
+    cfg.sources.leases === 'site'
+      ? cfg.leases.map(siteRelative)
+      : cfg.leases.map((p) => resolve(p));
   const observations = await observe(model, {
     inventory: inventorySpec(cfg, model.site?.spec, validated.root, env),
     leaseFiles,
@@ -59,11 +63,20 @@ export async function runPlan(
   };
 }
 
-function inventorySpec(cfg: Config, site: Record<string, unknown> | undefined, root: string, env: NodeJS.ProcessEnv): InventorySpec {
+function inventorySpec(
+  cfg: Config,
+  site: Record<string, unknown> | undefined,
+  root: string,
+  env: NodeJS.ProcessEnv,
+): InventorySpec {
   if (cfg.inventoryDir) return { kind: 'directory', dir: cfg.inventoryDir };
   const inv = (site?.['inventory'] ?? {}) as { source?: string; directory?: string };
   if (cfg.kubeconfig || inv.source === 'kubernetes') {
-    return { kind: 'kubernetes', kubeConfig: loadKubeConfig(cfg.kubeconfig || undefined, env), namespaces: cfg.namespaces };
+    return {
+      kind: 'kubernetes',
+      kubeConfig: loadKubeConfig(cfg.kubeconfig || undefined, env),
+      namespaces: cfg.namespaces,
+    };
   }
   return { kind: 'embedded', root, directory: inv.directory };
 }

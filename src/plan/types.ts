@@ -1,5 +1,5 @@
 import type { Problem } from '../util/problem.js';
-import type { Role } from '../validate/model.js';
+import type { PackageSpec, Role } from '../validate/model.js';
 import type { Flavour } from './hosts-ini.js';
 
 /** Action kinds, in the order a plan runs them (DESIGN §4). */
@@ -63,6 +63,8 @@ export interface ClusterPlan {
   hostsIni: string;
   /** Things a person should know that are not actions (e.g. a removal waiting for --prune). */
   notes: string[];
+  /** What the site asks for, recorded as applied once the actions succeed. */
+  desired: { plugins: string[]; software: { master: PackageSpec[]; worker: PackageSpec[] } };
 }
 
 export interface Plan {

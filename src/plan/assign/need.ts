@@ -58,10 +58,6 @@ export function fits(need: Need, cap: Capacity): boolean {
   );
 }
 
-export function hasNeeds(need: Need): boolean {
-  return need.cpu >= 0 || need.memMib >= 0 || need.sriov || need.qat;
-}
-
 /** "cpu≥20, memory≥8Gi, sriov"; empty when the node asks for nothing. */
 export function describeNeed(need: Need): string {
   const parts: string[] = [];

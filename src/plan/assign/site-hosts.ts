@@ -6,6 +6,7 @@ import { hostMacs, normalizeMac } from '../../observe/types.js';
 import type { Host } from '../../observe/types.js';
 import { capacityOf } from './need.js';
 import type { Capacity } from './need.js';
+import { hostKey } from '../../observe/inventory/hosts.js';
 
 /** Who holds a host once a node is placed on it. */
 export interface Taker {
@@ -34,14 +35,7 @@ export interface SiteHosts {
   ineligible: SiteHost[];
 }
 
-/**
- * The key that names a host in the applied state and in messages: `namespace/name` for a
- * host from a namespaced BareMetalHost, else its name. It is unique across namespaces, which
- * a bare name is not.
- */
-export function hostKey(host: Host): string {
-  return host.namespace ? `${host.namespace}/${host.name}` : host.name;
-}
+export { hostKey };
 
 /** Code-unit order: unlike localeCompare, the same on every machine and locale. */
 export function compareText(a: string, b: string): number {

@@ -23,18 +23,32 @@ export function host(n: number, over: Partial<Host> = {}): Host {
 
 export function leasesFor(hosts: Host[]): Map<string, Lease> {
   return new Map(
-    hosts.map((h, i) => [h.bootMac ?? '', { mac: h.bootMac ?? '', ip: `198.18.0.${10 + i}`, origin: `leases:${i + 1}` }]),
+    hosts.map((h, i) => [
+      h.bootMac ?? '',
+      { mac: h.bootMac ?? '', ip: `198.18.0.${10 + i}`, origin: `leases:${i + 1}` },
+    ]),
   );
 }
 
-export function node(name: string, roles: NodeSpec['roles'], over: Partial<NodeSpec> = {}): NodeSpec {
+export function node(
+  name: string,
+  roles: NodeSpec['roles'],
+  over: Partial<NodeSpec> = {},
+): NodeSpec {
   return { name, roles, pointer: `/spec/${roles[0]}s/0/${name}`, ...over };
 }
 
-export function cluster(name: string, nodes: NodeSpec[], over: Partial<ClusterModel> = {}): ClusterModel {
+export function cluster(
+  name: string,
+  nodes: NodeSpec[],
+  over: Partial<ClusterModel> = {},
+): ClusterModel {
   return {
     name,
-    provisioning: { name: `${name}-provisioning`, ref: { file: `${name}/provisioning.yaml`, doc: 0 } },
+    provisioning: {
+      name: `${name}-provisioning`,
+      ref: { file: `${name}/provisioning.yaml`, doc: 0 },
+    },
     software: { name: `${name}-software`, ref: { file: `${name}/software.yaml`, doc: 0 } },
     nodes,
     plugins: [],
@@ -48,7 +62,12 @@ export function appliedFrom(clusters: AppliedCluster[]): AppliedState {
   return { clusters: new Map(clusters.map((c) => [c.cluster, c])) };
 }
 
-export function applied(name: string, nodes: AppliedCluster['nodes'], over: Partial<AppliedCluster> = {}, packages: { master?: PackageSpec[]; worker?: PackageSpec[] } = {}): AppliedCluster {
+export function applied(
+  name: string,
+  nodes: AppliedCluster['nodes'],
+  over: Partial<AppliedCluster> = {},
+  packages: { master?: PackageSpec[]; worker?: PackageSpec[] } = {},
+): AppliedCluster {
   return {
     cluster: name,
     appliedAt: '2026-11-01T00:00:00Z',

@@ -6,11 +6,18 @@ import { applied, appliedFrom, cluster, host, leasesFor, node } from './plan-fix
 
 const hosts = [host(1), host(2), host(3), host(4)];
 const leases = leasesFor(hosts);
-const base = cluster('east', [node('master-1', ['master'], { mac: '52:54:00:00:00:01' }), node('worker-1', ['worker'], { cpu: 8 })], {
-  plugins: ['emco'],
-  masterSoftware: [{ name: 'htop' }, { name: 'jq', version: '1.6-2' }],
-  workerSoftware: [{ name: 'curl' }],
-});
+const base = cluster(
+  'east',
+  [
+    node('master-1', ['master'], { mac: '52:54:00:00:00:01' }),
+    node('worker-1', ['worker'], { cpu: 8 }),
+  ],
+  {
+    plugins: ['emco'],
+    masterSoftware: [{ name: 'htop' }, { name: 'jq', version: '1.6-2' }],
+    workerSoftware: [{ name: 'curl' }],
+  },
+);
 
 function plan(clusters = [base], state = emptyState(), over: Partial<PlanInput> = {}): Plan {
   const model: SiteModel = { clusters, inventory: [] };
@@ -24,7 +31,9 @@ function afterApply(p: Plan, clusters = [base]): ReturnType<typeof appliedFrom> 
       const model = clusters.find((m) => m.name === c.cluster);
       return applied(
         c.cluster,
-        c.nodes.filter((n) => n.change !== 'remove').map((n) => ({ name: n.name, roles: n.roles, host: n.host, mac: n.mac, ip: n.ip })),
+        c.nodes
+          .filter((n) => n.change !== 'remove')
+          .map((n) => ({ name: n.name, roles: n.roles, host: n.host, mac: n.mac, ip: n.ip })),
         { plugins: model?.plugins ?? [] },
         { master: model?.masterSoftware, worker: model?.workerSoftware },
       );
@@ -32,13 +41,17 @@ function afterApply(p: Plan, clusters = [base]): ReturnType<typeof appliedFrom> 
   );
 }
 
-const kinds = (p: Plan): string[] => p.clusters.flatMap((c) => c.actions.map((a) => `${a.kind}:${a.nodes.join(',')}`));
+const kinds = (p: Plan): string[] =>
+  p.clusters.flatMap((c) => c.actions.map((a) => `${a.kind}:${a.nodes.join(',')}`));
 
 describe('plan', () => {
   it('a new cluster: provision, then packages per role', () => {
     const p = plan();
     assert.deepEqual(p.problems, []);
-    assert.deepEqual(kinds(p), ['provision-cluster:master-1,worker-1', 'install-packages:master-1,worker-1']);
+    assert.deepEqual(kinds(p), [
+      'provision-cluster:master-1,worker-1',
+      'install-packages:master-1,worker-1',
+    ]);
     const c = p.clusters[0];
     assert.deepEqual(c?.actions[0]?.plugins, ['emco']);
     assert.deepEqual(c?.actions[1]?.packages, [
@@ -46,10 +59,13 @@ describe('plan', () => {
       { node: 'master-1', name: 'jq', to: '1.6-2' },
       { node: 'worker-1', name: 'curl', to: undefined },
     ]);
-    assert.deepEqual(c?.nodes.map((n) => [n.name, n.host, n.ip, n.change]), [
-      ['master-1', 'metal3/node-1', '198.18.0.10', 'add'],
-      ['worker-1', 'metal3/node-2', '198.18.0.11', 'add'],
-    ]);
+    assert.deepEqual(
+      c?.nodes.map((n) => [n.name, n.host, n.ip, n.change]),
+      [
+        ['master-1', 'metal3/node-1', '198.18.0.10', 'add'],
+        ['worker-1', 'metal3/node-2', '198.18.0.11', 'add'],
+      ],
+    );
     assert.match(c?.hostsIni ?? '', /master-1 ansible_ssh_host=198\.18\.0\.10 ansible_ssh_port=22/);
   });
 
@@ -67,7 +83,9 @@ describe('plan', () => {
     const more = { ...base, nodes: [...base.nodes, node('worker-2', ['worker'])] };
     const p = plan([more], state);
     assert.deepEqual(kinds(p), ['add-nodes:worker-2', 'install-packages:worker-2']);
-    assert.deepEqual(p.clusters[0]?.actions[1]?.packages, [{ node: 'worker-2', name: 'curl', to: undefined }]);
+    assert.deepEqual(p.clusters[0]?.actions[1]?.packages, [
+      { node: 'worker-2', name: 'curl', to: undefined },
+    ]);
     assert.equal(p.clusters[0]?.nodes.find((n) => n.name === 'master-1')?.change, 'keep');
   });
 
@@ -76,19 +94,33 @@ describe('plan', () => {
     const fewer = { ...base, nodes: [base.nodes[0]!] };
     const keep = plan([fewer], state);
     assert.deepEqual(kinds(keep), []);
-    assert.match(keep.clusters[0]?.notes.join('\n') ?? '', /worker-1 is no longer in the site; run with --prune/);
+    assert.match(
+      keep.clusters[0]?.notes.join('\n') ?? '',
+      /worker-1 is no longer in the site; run with --prune/,
+    );
     const pruned = plan([fewer], state, { prune: true });
     assert.deepEqual(kinds(pruned), ['remove-nodes:worker-1']);
-    assert.deepEqual(pruned.clusters[0]?.nodes.map((n) => [n.name, n.change]), [['master-1', 'keep'], ['worker-1', 'remove']]);
+    assert.deepEqual(
+      pruned.clusters[0]?.nodes.map((n) => [n.name, n.change]),
+      [
+        ['master-1', 'keep'],
+        ['worker-1', 'remove'],
+      ],
+    );
     assert.doesNotMatch(pruned.clusters[0]?.hostsIni ?? '', /worker-1/);
   });
 
   it('a package version changed: upgrade-packages with before → after', () => {
     const state = afterApply(plan());
-    const bumped = { ...base, masterSoftware: [{ name: 'htop' }, { name: 'jq', version: '1.7-1' }] };
+    const bumped = {
+      ...base,
+      masterSoftware: [{ name: 'htop' }, { name: 'jq', version: '1.7-1' }],
+    };
     const p = plan([bumped], state);
     assert.deepEqual(kinds(p), ['upgrade-packages:master-1']);
-    assert.deepEqual(p.clusters[0]?.actions[0]?.packages, [{ node: 'master-1', name: 'jq', from: '1.6-2', to: '1.7-1' }]);
+    assert.deepEqual(p.clusters[0]?.actions[0]?.packages, [
+      { node: 'master-1', name: 'jq', from: '1.6-2', to: '1.7-1' },
+    ]);
   });
 
   it('a package dropped: removed only with --prune; packages never managed are never touched', () => {
@@ -97,7 +129,9 @@ describe('plan', () => {
     assert.deepEqual(kinds(plan([dropped], state)), []);
     const p = plan([dropped], state, { prune: true });
     assert.deepEqual(kinds(p), ['remove-packages:worker-1']);
-    assert.deepEqual(p.clusters[0]?.actions[0]?.packages, [{ node: 'worker-1', name: 'curl', from: undefined }]);
+    assert.deepEqual(p.clusters[0]?.actions[0]?.packages, [
+      { node: 'worker-1', name: 'curl', from: undefined },
+    ]);
   });
 
   it('a plugin added: install-plugins with the new plugin only', () => {
@@ -110,7 +144,10 @@ describe('plan', () => {
   it('a node that cannot be placed blocks its cluster with a located NODE_UNPLACED', () => {
     const big = { ...base, nodes: [...base.nodes, node('worker-9', ['worker'], { cpu: 64 })] };
     const p = plan([big]);
-    assert.deepEqual(p.problems.map((x) => [x.code, x.file, x.pointer]), [['NODE_UNPLACED', 'east/provisioning.yaml', '/spec/workers/0/worker-9']]);
+    assert.deepEqual(
+      p.problems.map((x) => [x.code, x.file, x.pointer]),
+      [['NODE_UNPLACED', 'east/provisioning.yaml', '/spec/workers/0/worker-9']],
+    );
     assert.match(p.problems[0]?.message ?? '', /worker-9/);
     assert.deepEqual(kinds(p), []);
     assert.match(p.clusters[0]?.notes[0] ?? '', /blocked/);
@@ -118,16 +155,42 @@ describe('plan', () => {
 
   it('a placed node without any address is NO_IP', () => {
     const model: SiteModel = { clusters: [base], inventory: [] };
-    const p = planSite({ model, hosts, leases: new Map(), applied: emptyState(), prune: false, flavour: 'kud' });
-    assert.deepEqual(p.problems.map((x) => x.code), ['NO_IP', 'NO_IP']);
+    const p = planSite({
+      model,
+      hosts,
+      leases: new Map(),
+      applied: emptyState(),
+      prune: false,
+      flavour: 'kud',
+    });
+    assert.deepEqual(
+      p.problems.map((x) => x.code),
+      ['NO_IP', 'NO_IP'],
+    );
   });
 
   it('falls back on inventory addresses, IPv4 first', () => {
-    const withIps = hosts.map((h, i) => ({ ...h, nics: [{ mac: h.bootMac ?? '', ips: [`fd00::${i + 1}`, `198.18.1.${i + 1}`] }] }));
+    const withIps = hosts.map((h, i) => ({
+      ...h,
+      nics: [{ mac: h.bootMac ?? '', ips: [`fd00::${i + 1}`, `198.18.1.${i + 1}`] }],
+    }));
     const model: SiteModel = { clusters: [base], inventory: [] };
-    const p = planSite({ model, hosts: withIps, leases: new Map(), applied: emptyState(), prune: false, flavour: 'kubespray' });
+    const p = planSite({
+      model,
+      hosts: withIps,
+      leases: new Map(),
+      applied: emptyState(),
+      prune: false,
+      flavour: 'kubespray',
+    });
     assert.deepEqual(p.problems, []);
-    assert.deepEqual(p.clusters[0]?.nodes.map((n) => [n.ip, n.ipSource]), [['198.18.1.1', 'inventory'], ['198.18.1.2', 'inventory']]);
+    assert.deepEqual(
+      p.clusters[0]?.nodes.map((n) => [n.ip, n.ipSource]),
+      [
+        ['198.18.1.1', 'inventory'],
+        ['198.18.1.2', 'inventory'],
+      ],
+    );
     assert.match(p.clusters[0]?.hostsIni ?? '', /\[kube_control_plane\]/);
   });
 
@@ -135,17 +198,43 @@ describe('plan', () => {
     const state = afterApply(plan());
     const moved = new Map(leases);
     moved.set('52:54:00:00:00:02', { mac: '52:54:00:00:00:02', ip: '198.18.0.99', origin: 'x:1' });
-    const p = planSite({ model: { clusters: [base], inventory: [] }, hosts, leases: moved, applied: state, prune: false, flavour: 'kud' });
+    const p = planSite({
+      model: { clusters: [base], inventory: [] },
+      hosts,
+      leases: moved,
+      applied: state,
+      prune: false,
+      flavour: 'kud',
+    });
     assert.deepEqual(kinds(p), []);
     const w = p.clusters[0]?.nodes.find((n) => n.name === 'worker-1');
     assert.deepEqual([w?.change, w?.details], ['update', ['ip 198.18.0.11 → 198.18.0.99']]);
   });
 
   it('keeps a node on its applied host (sticky) even when a smaller host appears', () => {
-    const state = appliedFrom([applied('east', [
-      { name: 'master-1', roles: ['master'], host: 'metal3/node-1', mac: '52:54:00:00:00:01', ip: '198.18.0.10' },
-      { name: 'worker-1', roles: ['worker'], host: 'metal3/node-4', mac: '52:54:00:00:00:04', ip: '198.18.0.13' },
-    ], { plugins: ['emco'] }, { master: base.masterSoftware, worker: base.workerSoftware })]);
+    const state = appliedFrom([
+      applied(
+        'east',
+        [
+          {
+            name: 'master-1',
+            roles: ['master'],
+            host: 'metal3/node-1',
+            mac: '52:54:00:00:00:01',
+            ip: '198.18.0.10',
+          },
+          {
+            name: 'worker-1',
+            roles: ['worker'],
+            host: 'metal3/node-4',
+            mac: '52:54:00:00:00:04',
+            ip: '198.18.0.13',
+          },
+        ],
+        { plugins: ['emco'] },
+        { master: base.masterSoftware, worker: base.workerSoftware },
+      ),
+    ]);
     const p = plan([base], state);
     assert.deepEqual(kinds(p), []);
     assert.equal(p.clusters[0]?.nodes.find((n) => n.name === 'worker-1')?.host, 'metal3/node-4');
@@ -159,8 +248,22 @@ describe('plan', () => {
 
   it('the hash does not depend on host order', () => {
     const model: SiteModel = { clusters: [base], inventory: [] };
-    const a = planSite({ model, hosts, leases, applied: emptyState(), prune: false, flavour: 'kud' });
-    const b = planSite({ model, hosts: [...hosts].reverse(), leases, applied: emptyState(), prune: false, flavour: 'kud' });
+    const a = planSite({
+      model,
+      hosts,
+      leases,
+      applied: emptyState(),
+      prune: false,
+      flavour: 'kud',
+    });
+    const b = planSite({
+      model,
+      hosts: [...hosts].reverse(),
+      leases,
+      applied: emptyState(),
+      prune: false,
+      flavour: 'kud',
+    });
     assert.equal(a.hash, b.hash);
     assert.match(a.hash, /^[0-9a-f]{64}$/);
   });

@@ -1,0 +1,217 @@
+/**
+ * The rendered hosts.ini read back by the real `ansible-inventory`: the groups, their hosts
+ * and children, and the host variables must be exactly the intended ones.
+ */
+import { strict as assert } from 'node:assert';
+import { execFile } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { promisify } from 'node:util';
+import { renderHostsIni } from '../../src/plan/hosts-ini.js';
+import type { Flavour, InventoryNode } from '../../src/plan/hosts-ini.js';
+
+const run = promisify(execFile);
+
+function onPath(command: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    try {
+      accessSync(join(dir, command), constants.X_OK);
+      return join(dir, command);
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+interface Group {
+  hosts?: string[];
+  children?: string[];
+}
+
+interface Case {
+  name: string;
+  cluster: { name: string; clusterType?: string };
+  flavour: Flavour;
+  nodes: InventoryNode[];
+  /** Every group ansible lists with hosts or children, except `all` (checked separately). */
+  groups: Record<string, Group>;
+  /** The children of `all`: the top-level groups, plus ansible's own `ungrouped`. */
+  top: string[];
+}
+
+const m1: InventoryNode = { name: 'master-1', ip: '192.168.20.11', roles: ['master'] };
+const dual: InventoryNode = { name: 'node-a', ip: '192.168.20.12', roles: ['master', 'worker'] };
+const w1: InventoryNode = { name: 'worker-1', ip: '192.168.20.21', roles: ['worker'] };
+const w6: InventoryNode = { name: 'worker-6', ip: 'fd00:20::21', roles: ['worker'] };
+
+const cases: Case[] = [
+  {
+    name: 'kud with a dual-role node and an IPv6 worker',
+    cluster: { name: 'cluster-a' },
+    flavour: 'kud',
+    nodes: [m1, dual, w1, w6],
+    groups: {
+      'kube-master': { hosts: ['master-1', 'node-a'] },
+      'kube-node': { hosts: ['node-a', 'worker-1', 'worker-6'] },
+      etcd: { hosts: ['master-1', 'node-a'] },
+      'ovn-central': { hosts: ['master-1', 'node-a'] },
+      'ovn-controller': { hosts: ['node-a', 'worker-1', 'worker-6'] },
+      virtlet: { hosts: ['node-a', 'worker-1', 'worker-6'] },
+      'k8s-cluster': { children: ['kube-master', 'kube-node'] },
+    },
+    top: ['ungrouped', 'etcd', 'ovn-central', 'ovn-controller', 'virtlet', 'k8s-cluster'],
+  },
+  {
+    name: 'kud for a virtlet-vm cluster',
+    cluster: { name: 'vm', clusterType: 'virtlet-vm' },
+    flavour: 'kud',
+    nodes: [m1, w1],
+    groups: {
+      'kube-master': { hosts: ['master-1'] },
+      'kube-node': { hosts: ['worker-1'] },
+      etcd: { hosts: ['master-1'] },
+      'k8s-cluster': { children: ['kube-master', 'kube-node'] },
+    },
+    top: ['ungrouped', 'etcd', 'k8s-cluster'],
+  },
+  {
+    name: 'kud for the ICN single-node shape (one dual-role node)',
+    cluster: { name: 'edge-1' },
+    flavour: 'kud',
+    nodes: [dual],
+    groups: {
+      'kube-master': { hosts: ['node-a'] },
+      'kube-node': { hosts: ['node-a'] },
+      etcd: { hosts: ['node-a'] },
+      'ovn-central': { hosts: ['node-a'] },
+      'ovn-controller': { hosts: ['node-a'] },
+      virtlet: { hosts: ['node-a'] },
+      'k8s-cluster': { children: ['kube-master', 'kube-node'] },
+    },
+    top: ['ungrouped', 'etcd', 'ovn-central', 'ovn-controller', 'virtlet', 'k8s-cluster'],
+  },
+  {
+    name: 'kubespray with a dual-role node',
+    cluster: { name: 'cluster-b' },
+    flavour: 'kubespray',
+    nodes: [m1, dual, w1, w6],
+    groups: {
+      kube_control_plane: { hosts: ['master-1', 'node-a'] },
+      kube_node: { hosts: ['node-a', 'worker-1', 'worker-6'] },
+      etcd: { hosts: ['master-1', 'node-a'] },
+      k8s_cluster: { children: ['kube_control_plane', 'kube_node'] },
+    },
+    top: ['ungrouped', 'etcd', 'k8s_cluster'],
+  },
+  {
+    name: 'kubespray with masters only (an empty kube_node group)',
+    cluster: { name: 'cp-only' },
+    flavour: 'kubespray',
+    nodes: [m1],
+    groups: {
+      kube_control_plane: { hosts: ['master-1'] },
+      etcd: { hosts: ['master-1'] },
+      k8s_cluster: { children: ['kube_control_plane', 'kube_node'] },
+    },
+    top: ['ungrouped', 'etcd', 'k8s_cluster'],
+  },
+];
+
+function expectedVars(flavour: Flavour, ip: string): Record<string, unknown> {
+  return flavour === 'kud'
+    ? { ansible_ssh_host: ip, ansible_ssh_port: 22 }
+    : { ansible_host: ip, ip, access_ip: ip };
+}
+
+function sortedGroup(g: Group): Group {
+  const out: Group = {};
+  if (g.hosts) out.hosts = [...g.hosts].sort();
+  if (g.children) out.children = [...g.children].sort();
+  return out;
+}
+
+describe('hosts.ini read by ansible-inventory', function () {
+  this.timeout(120_000);
+  let dir = '';
+
+  before(function () {
+    if (!onPath('ansible-inventory')) {
+      console.log('ansible-inventory is not on PATH (install ansible-core); skipping');
+      this.skip();
+    }
+  });
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'bpa-hosts-ini-'));
+  });
+
+  afterEach(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  async function inventory(text: string): Promise<Record<string, unknown>> {
+    const home = join(dir, 'home');
+    await mkdir(home);
+    await writeFile(join(dir, 'hosts.ini'), text);
+    const { stdout } = await run('ansible-inventory', ['-i', 'hosts.ini', '--list'], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: home,
+        ANSIBLE_LOCAL_TEMP: join(dir, 'local-tmp'),
+        ANSIBLE_REMOTE_TEMP: join(dir, 'remote-tmp'),
+        // Only the ini parser, and a file it cannot read is an error, not an empty inventory.
+        ANSIBLE_INVENTORY_ENABLED: 'ini',
+        ANSIBLE_INVENTORY_UNPARSED_FAILED: 'true',
+        ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED: 'true',
+        ANSIBLE_NOCOLOR: '1',
+      },
+    });
+    return JSON.parse(stdout) as Record<string, unknown>;
+  }
+
+  for (const c of cases) {
+    it(c.name, async () => {
+      const parsed = await inventory(renderHostsIni(c.cluster, c.nodes, c.flavour));
+      const { _meta: meta, all, ...groups } = parsed;
+      const sortedActual: Record<string, Group> = {};
+      for (const [k, v] of Object.entries(groups)) sortedActual[k] = sortedGroup(v as Group);
+      const sortedExpected: Record<string, Group> = {};
+      for (const [k, v] of Object.entries(c.groups)) sortedExpected[k] = sortedGroup(v);
+      assert.deepEqual(sortedActual, sortedExpected);
+      assert.deepEqual(sortedGroup(all as Group), { children: [...c.top].sort() });
+
+      const hostvars = (meta as { hostvars: Record<string, unknown> }).hostvars;
+      const expected: Record<string, unknown> = {};
+      for (const n of c.nodes) expected[n.name] = expectedVars(c.flavour, n.ip);
+      assert.deepEqual(hostvars, expected);
+    });
+  }
+
+  it('a 200-node kubespray inventory keeps every node and role', async () => {
+    const nodes: InventoryNode[] = [];
+    for (let i = 0; i < 200; i++) {
+      nodes.push({
+        name: `n${i}`,
+        ip: `10.1.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+        roles: i < 3 ? ['master'] : i < 5 ? ['master', 'worker'] : ['worker'],
+      });
+    }
+    const parsed = await inventory(renderHostsIni({ name: 'big' }, nodes, 'kubespray'));
+    const group = (name: string): string[] =>
+      [...((parsed[name] as Group | undefined)?.hosts ?? [])].sort();
+    const names = (from: number, to: number): string[] =>
+      Array.from({ length: to - from }, (_, k) => `n${from + k}`).sort();
+    assert.deepEqual(group('kube_control_plane'), names(0, 5));
+    assert.deepEqual(group('etcd'), names(0, 5));
+    assert.deepEqual(group('kube_node'), names(3, 200));
+    const hostvars = (parsed._meta as { hostvars: Record<string, Record<string, unknown>> })
+      .hostvars;
+    assert.equal(Object.keys(hostvars).length, 200);
+    assert.deepEqual(hostvars.n199, expectedVars('kubespray', '10.1.0.200'));
+  });
+});
