@@ -1,4 +1,4 @@
-import { isIPv4 } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 import { hostMacs, type Host, type Lease } from '../types.js';
 
 export type IpSource = 'lease' | 'inventory';
@@ -23,13 +23,14 @@ export function resolveIp(host: Host, leases: ReadonlyMap<string, Lease>, order:
     if (source === 'lease') {
       for (const mac of macs) {
         const lease = leases.get(mac);
-        if (lease) return { ip: lease.ip, source, mac, origin: lease.origin };
+        if (lease && isIP(lease.ip)) return { ip: lease.ip, source, mac, origin: lease.origin };
       }
     } else {
       const nics = [...host.nics].sort((a, b) => Number(b.mac === host.bootMac) - Number(a.mac === host.bootMac));
       for (const wantV4 of [true, false]) {
         for (const nic of nics) {
-          const ip = nic.ips.find((a) => isIPv4(a) === wantV4);
+          // Inventory data is free text: only plain addresses (no zone ids) are used.
+          const ip = nic.ips.find((a) => /^[0-9a-fA-F:.]+$/.test(a) && isIP(a) !== 0 && isIPv4(a) === wantV4);
           if (ip) return { ip, source, mac: nic.mac, origin: host.origin };
         }
       }
