@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT, type Io } from './io.js';
+import { registerApply } from './apply/index.js';
 import { registerPlan } from './plan/index.js';
 import { registerValidate } from './validate/index.js';
 
@@ -23,6 +24,7 @@ export async function main(argv: string[], io: Io = processIo(), env: NodeJS.Pro
   const commandIo: Io = { ...io, exit: (code) => { throw new ExitSignal(code); } };
   registerValidate(program, commandIo);
   registerPlan(program, commandIo, env, now);
+  registerApply(program, commandIo, env, now);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;

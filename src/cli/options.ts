@@ -8,7 +8,8 @@ export function addConfigOptions(cmd: Command, names: readonly OptionName[]): (o
     const spec = OPTIONS[name] as OptionSpec<unknown>;
     const opt = new Option(spec.flag, `${spec.description} [env ${spec.env}]`);
     if (spec.choices) opt.choices(spec.choices);
-    if (spec.flag.includes('<n>')) opt.argParser((v: string) => spec.parse(v));
+    // Values are parsed like the environment's; variadic lists and switches come as they are.
+    if (spec.flag.includes('<') && !spec.flag.includes('...')) opt.argParser((v: string) => spec.parse(v));
     cmd.addOption(opt);
     attrs.set(name, opt.attributeName());
   }

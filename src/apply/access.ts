@@ -1,0 +1,107 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import pLimit from 'p-limit';
+import type { PlannedNode } from '../plan/index.js';
+import { writeFileAtomic } from '../state/atomic.js';
+import { BpaError, StalledError, messageOf } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import type { AccessPort } from './ports.js';
+import { bootstrapKey, fingerprintOf, HostKeyStore, hostPort, type BootstrapCredentials, type SshOptions, type SshPool, type SshTarget } from './ssh/index.js';
+
+export interface SshAccessOptions {
+  pool: SshPool;
+  ssh: SshOptions;
+  user: string;
+  port: number;
+  /** bpa's public key, installed with the bootstrap credentials when key login fails. */
+  publicKeyPath: string;
+  bootstrap?: () => Promise<BootstrapCredentials>;
+  /** The OpenSSH known_hosts file the installer gets, built from bpa's pinned keys. */
+  knownHostsFile: string;
+  maxParallelHosts: number;
+  log: Logger;
+}
+
+export function targetOf(node: Pick<PlannedNode, 'name' | 'ip'>, user: string, port: number): SshTarget {
+  return { node: node.name, address: node.ip, port, user };
+}
+
+/**
+ * Brings nodes under bpa's SSH control: key login (host key pinned on first use, enforced
+ * after); when key login is refused and default credentials are configured, bpa's key is
+ * installed with them once, ssh-copy-id style, and key login is checked again. Then the
+ * installer's known_hosts is written from the pinned keys, so ansible checks the same keys.
+ */
+export class SshAccess implements AccessPort {
+  constructor(private readonly opts: SshAccessOptions) {}
+
+  async ensure(cluster: string, nodes: readonly PlannedNode[]): Promise<void> {
+    const limit = pLimit(this.opts.maxParallelHosts);
+    const failures: string[] = [];
+    let firstError: BpaError | undefined;
+    await Promise.all(
+      nodes.map((n) =>
+        limit(async () => {
+          try {
+            await this.ensureOne(targetOf(n, this.opts.user, this.opts.port));
+          } catch (err: unknown) {
+            failures.push(`${n.name}: ${messageOf(err)}`);
+            if (err instanceof BpaError) firstError ??= err;
+          }
+        }),
+      ),
+    );
+    if (failures.length) {
+      failures.sort();
+      const retry = firstError?.retry ?? 'transient';
+      throw new BpaError(firstError?.code ?? 'SSH_ACCESS_FAILED', `cluster ${cluster}: no SSH access to ${failures.length} node(s): ${failures.join('; ')}`, retry);
+    }
+    await this.writeKnownHosts(nodes);
+  }
+
+  private async ensureOne(target: SshTarget): Promise<void> {
+    try {
+      await this.opts.pool.run(target, ['true'], { timeoutMs: 30_000 });
+      return;
+    } catch (err: unknown) {
+      if (!(err instanceof BpaError) || err.code !== 'SSH_AUTH' || !this.opts.bootstrap) throw err;
+    }
+    const creds = await this.opts.bootstrap();
+    const publicKey = await readFile(this.opts.publicKeyPath, 'utf8');
+    const result = await bootstrapKey(target, creds, publicKey, this.opts.ssh);
+    this.opts.log.info({ node: target.node, result }, "bpa's key installed with the bootstrap credentials");
+    await this.opts.pool.run(target, ['true'], { timeoutMs: 30_000 });
+  }
+
+  /** known_hosts lines for the nodes, from ssh-keyscan, keeping only the keys bpa pinned. */
+  private async writeKnownHosts(nodes: readonly PlannedNode[]): Promise<void> {
+    const store = new HostKeyStore(this.opts.ssh.knownHostsFile);
+    const pinned = await store.read();
+    const lines: string[] = [];
+    for (const n of nodes) {
+      const pin = pinned[hostPort(n.ip, this.opts.port)];
+      if (!pin) continue;
+      const scanned = await keyscan(n.ip, this.opts.port);
+      const match = scanned.find((l) => {
+        const blob = l.split(' ')[2];
+        return blob !== undefined && fingerprintOf(Buffer.from(blob, 'base64')) === pin.fingerprint;
+      });
+      if (!match) {
+        throw new StalledError('HOST_KEY_CHANGED', `${n.name} (${hostPort(n.ip, this.opts.port)}): the host key offered now is not the one bpa pinned (${pin.fingerprint})`);
+      }
+      lines.push(match);
+    }
+    const existing = await readFile(this.opts.knownHostsFile, 'utf8').catch(() => '');
+    const merged = [...new Set([...existing.split('\n').filter(Boolean), ...lines])].sort();
+    await writeFileAtomic(this.opts.knownHostsFile, merged.join('\n') + '\n', 0o644);
+  }
+}
+
+function keyscan(address: string, port: number): Promise<string[]> {
+  return new Promise((resolve) => {
+    execFile('ssh-keyscan', ['-T', '5', '-p', String(port), address], { timeout: 15_000 }, (_err, stdout) => {
+      // ssh-keyscan writes `host type base64` (with [host]:port for other ports).
+      resolve(stdout.split('\n').filter((l) => l && !l.startsWith('#')));
+    });
+  });
+}

@@ -1,0 +1,267 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import pLimit from 'p-limit';
+import { canonicalJson, sha256Hex } from '../plan/hash.js';
+import type { Action, ClusterPlan, Plan, PlannedNode } from '../plan/index.js';
+import type { AppliedCluster } from '../state/applied.js';
+import { writeFileAtomic } from '../state/atomic.js';
+import { Journal, type StepRecord } from '../state/journal.js';
+import type { StateStore } from '../state/store.js';
+import { BpaError, messageOf } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import type { PackageSpec, Role } from '../validate/model.js';
+import type { AccessPort, InstallerPort, PackagePort, PackageResult, PublishPort, StepHandle } from './ports.js';
+
+export interface ApplyDeps {
+  store: StateStore;
+  /** Called before every journal write: throws when this process lost the state lock. */
+  verifyLock: () => Promise<void>;
+  access: AccessPort;
+  installer: InstallerPort;
+  publish: PublishPort;
+  packages: PackagePort;
+  log: Logger;
+  /** Source revision being applied (git sha, or a digest of a local site). */
+  revision?: string;
+  maxParallelClusters?: number;
+  now?: () => Date;
+}
+
+export type StepResult = 'done' | 'skipped' | 'failed';
+
+export interface ActionOutcome {
+  kind: Action['kind'];
+  nodes: string[];
+  result: 'done' | 'failed' | 'not-run';
+  startedAt?: string;
+  endedAt?: string;
+  steps: Array<{ name: string; result: StepResult }>;
+  error?: { code: string; message: string };
+  packages?: PackageResult[];
+}
+
+export interface ClusterOutcome {
+  cluster: string;
+  result: 'applied' | 'failed' | 'unchanged';
+  actions: ActionOutcome[];
+}
+
+export interface ApplyResult {
+  planHash: string;
+  clusters: ClusterOutcome[];
+  ok: boolean;
+}
+
+/**
+ * Runs a plan. Every action is split into steps, each recorded in the cluster's journal
+ * before and after it runs; a step done before (same work, any plan) is skipped, a step
+ * found running is handed its earlier record so it can re-check instead of starting over.
+ * A failed action stops its cluster; other clusters go on.
+ */
+export async function applyPlan(plan: Plan, deps: ApplyDeps): Promise<ApplyResult> {
+  const limit = pLimit(deps.maxParallelClusters ?? 1);
+  const clusters = await Promise.all(plan.clusters.map((c) => limit(() => applyCluster(c, plan.hash, deps))));
+  return { planHash: plan.hash, clusters, ok: clusters.every((c) => c.result !== 'failed') };
+}
+
+async function applyCluster(c: ClusterPlan, planHash: string, deps: ApplyDeps): Promise<ClusterOutcome> {
+  if (!c.actions.length) return { cluster: c.cluster, result: 'unchanged', actions: [] };
+  const clusterDir = deps.store.clusterDir(c.cluster);
+  const journal = await Journal.open(clusterDir, c.cluster, deps.verifyLock);
+  const log = deps.log.child({ cluster: c.cluster });
+  const outcomes: ActionOutcome[] = c.actions.map((a) => ({ kind: a.kind, nodes: [...a.nodes], result: 'not-run', steps: [] }));
+  let failed = false;
+  for (const [i, action] of c.actions.entries()) {
+    const outcome = outcomes[i] as ActionOutcome;
+    if (failed) break;
+    outcome.startedAt = (deps.now?.() ?? new Date()).toISOString();
+    const run = new ActionRun(action, c, clusterDir, journal, deps, log, outcome, planHash);
+    try {
+      await run.execute();
+      outcome.result = 'done';
+    } catch (err: unknown) {
+      outcome.result = 'failed';
+      outcome.error = err instanceof BpaError ? { code: err.code, message: err.message } : { code: 'APPLY_FAILED', message: messageOf(err) };
+      log.error({ action: action.kind, err: outcome.error }, 'action failed');
+      failed = true;
+    }
+    outcome.endedAt = (deps.now?.() ?? new Date()).toISOString();
+  }
+  return { cluster: c.cluster, result: failed ? 'failed' : 'applied', actions: outcomes };
+}
+
+/** The steps of one action, journaled. */
+class ActionRun {
+  private readonly digest: string;
+
+  constructor(
+    private readonly action: Action,
+    private readonly cluster: ClusterPlan,
+    private readonly clusterDir: string,
+    private readonly journal: Journal,
+    private readonly deps: ApplyDeps,
+    private readonly log: Logger,
+    private readonly outcome: ActionOutcome,
+    private readonly planHash: string,
+  ) {
+    // Keyed by the work itself, so the same work is recognised across plans.
+    const installerInputs = action.kind === 'provision-cluster' || action.kind === 'add-nodes' || action.kind === 'remove-nodes' ? cluster.hostsIni : undefined;
+    this.digest = sha256Hex(canonicalJson({ kind: action.kind, cluster: action.cluster, nodes: action.nodes, plugins: action.plugins, packages: action.packages, hostsIni: installerInputs })).slice(0, 16);
+  }
+
+  async execute(): Promise<void> {
+    const a = this.action;
+    const nodes = this.nodes(a.nodes);
+    const inventory = join(this.clusterDir, 'hosts.ini');
+    const req = { workId: this.digest, cluster: a.cluster, clusterDir: this.clusterDir, inventory, plugins: a.plugins ?? [], nodes: a.nodes };
+    switch (a.kind) {
+      case 'provision-cluster':
+        await this.step('inventory', () => this.writeInventory());
+        await this.step('ssh-access', () => this.deps.access.ensure(a.cluster, nodes));
+        await this.step('installer', (h) => this.deps.installer.run('provision', req, h));
+        await this.step('kubeconfig', () => this.storeKubeconfig());
+        await this.step('configmap', () => this.publishNodes());
+        await this.step('record', () => this.record((applied) => ({ ...applied, nodes: this.appliedNodes(), plugins: [...this.cluster.desired.plugins] })));
+        return;
+      case 'add-nodes':
+        await this.step('inventory', () => this.writeInventory());
+        await this.step('ssh-access', () => this.deps.access.ensure(a.cluster, nodes));
+        await this.step('installer', (h) => this.deps.installer.run('scale', req, h));
+        await this.step('configmap', () => this.publishNodes());
+        await this.step('record', () => this.record((applied) => ({ ...applied, nodes: mergeNodes(applied.nodes, this.appliedNodes(a.nodes)) })));
+        return;
+      case 'remove-nodes':
+        // The remove path runs against the inventory that still lists the nodes.
+        await this.step('installer', (h) => this.deps.installer.run('remove', { ...req, inventory: join(this.clusterDir, 'hosts.ini') }, h));
+        await this.step('inventory', () => this.writeInventory());
+        await this.step('configmap', () => this.publishNodes());
+        await this.step('record', () => this.record((applied) => ({ ...applied, nodes: applied.nodes.filter((n) => !a.nodes.includes(n.name)) })));
+        return;
+      case 'install-plugins':
+        await this.step('installer', (h) => this.deps.installer.run('addon', req, h));
+        await this.step('record', () => this.record((applied) => ({ ...applied, plugins: [...new Set([...applied.plugins, ...(a.plugins ?? [])])] })));
+        return;
+      case 'install-packages':
+      case 'upgrade-packages':
+      case 'remove-packages':
+      case 'fix-drift': {
+        const mode = a.kind === 'remove-packages' ? 'remove' : a.kind === 'upgrade-packages' ? 'upgrade' : 'install';
+        let results: PackageResult[] = [];
+        await this.step('packages', async () => {
+          results = await this.deps.packages.apply(a.cluster, nodes, a.packages ?? [], mode);
+          this.outcome.packages = results;
+          const bad = results.filter((r) => !r.ok);
+          if (bad.length) {
+            throw new BpaError('PACKAGES_FAILED', `packages failed on ${bad.map((r) => `${r.node} (${r.error?.message ?? 'failed'})`).join('; ')}`, 'transient');
+          }
+        });
+        await this.step('record', () => this.record((applied) => ({ ...applied, packages: recordPackages(applied, this.cluster, a) })));
+        return;
+      }
+    }
+  }
+
+  private async step(name: string, fn: (handle: StepHandle) => Promise<void>): Promise<void> {
+    const key = `${this.digest}:${name}`;
+    const prev = this.journal.get(key);
+    if (prev?.status === 'done') {
+      this.outcome.steps.push({ name, result: 'skipped' });
+      this.log.info({ action: this.action.kind, step: name }, 'step already done, skipped');
+      return;
+    }
+    const previous: StepRecord | undefined = prev ? { ...prev } : undefined;
+    await this.journal.start(key, this.action.kind, name);
+    this.log.info({ action: this.action.kind, step: name, resumed: previous?.status === 'running' }, 'step started');
+    try {
+      await fn({ previous, record: (data) => this.journal.update(key, data) });
+    } catch (err: unknown) {
+      this.outcome.steps.push({ name, result: 'failed' });
+      await this.journal.finish(key, 'failed', err instanceof BpaError ? { code: err.code, message: err.message } : { code: 'STEP_FAILED', message: messageOf(err) });
+      throw err;
+    }
+    await this.journal.finish(key, 'done');
+    this.outcome.steps.push({ name, result: 'done' });
+  }
+
+  private nodes(names: readonly string[]): PlannedNode[] {
+    return this.cluster.nodes.filter((n) => names.includes(n.name));
+  }
+
+  private async writeInventory(): Promise<void> {
+    await writeFileAtomic(join(this.clusterDir, 'hosts.ini'), this.cluster.hostsIni, 0o644);
+  }
+
+  private async storeKubeconfig(): Promise<void> {
+    const file = join(this.clusterDir, 'artifacts', 'admin.conf');
+    let conf: string;
+    try {
+      conf = await readFile(file, 'utf8');
+    } catch {
+      throw new BpaError('KUBECONFIG_MISSING', `the installer finished but left no kubeconfig at ${file}`, 'stalled');
+    }
+    const where = await this.deps.publish.storeKubeconfig(this.action.cluster, conf);
+    this.log.info({ where }, 'kubeconfig stored');
+  }
+
+  private async publishNodes(): Promise<void> {
+    const live = this.cluster.nodes.filter((n) => n.change !== 'remove');
+    const where = await this.deps.publish.publishNodes(this.action.cluster, live);
+    this.log.info({ where }, 'node addresses published');
+  }
+
+  private appliedNodes(only?: readonly string[]): AppliedCluster['nodes'] {
+    return this.cluster.nodes
+      .filter((n) => n.change !== 'remove' && (!only || only.includes(n.name)))
+      .map((n) => ({ name: n.name, roles: [...n.roles], host: n.host, mac: n.mac, ip: n.ip }));
+  }
+
+  private async record(change: (applied: AppliedCluster) => AppliedCluster): Promise<void> {
+    const current = (await this.deps.store.readCluster(this.action.cluster)) ?? {
+      cluster: this.action.cluster,
+      appliedAt: '',
+      nodes: [],
+      plugins: [],
+      packages: { master: [], worker: [] },
+    };
+    const next = change(current);
+    await this.deps.verifyLock();
+    await this.deps.store.writeCluster({
+      ...next,
+      revision: this.deps.revision ?? next.revision,
+      planHash: this.planHash,
+      flavour: this.cluster.flavour,
+      appliedAt: (this.deps.now?.() ?? new Date()).toISOString(),
+    });
+  }
+}
+
+function mergeNodes(existing: AppliedCluster['nodes'], added: AppliedCluster['nodes']): AppliedCluster['nodes'] {
+  const names = new Set(added.map((n) => n.name));
+  return [...existing.filter((n) => !names.has(n.name)), ...added];
+}
+
+/**
+ * After a package action succeeds, the packages it touched are recorded per role as the site
+ * asks for them now (or dropped from a role that no longer lists them); packages it did not
+ * touch keep their recorded state, so a later failed action is retried by the next plan.
+ */
+function recordPackages(applied: AppliedCluster, cluster: ClusterPlan, action: Action): Record<Role, PackageSpec[]> {
+  const touched = new Set((action.packages ?? []).map((p) => p.name));
+  const out = {} as Record<Role, PackageSpec[]>;
+  for (const role of ['master', 'worker'] as Role[]) {
+    const desired = new Map(cluster.desired.software[role].map((p) => [p.name, p]));
+    const kept = (applied.packages[role] ?? []).filter((p) => !touched.has(p.name));
+    const updated = [...touched].flatMap((name) => {
+      const d = desired.get(name);
+      return d ? [{ ...d }] : [];
+    });
+    const order = cluster.desired.software[role].map((p) => p.name);
+    out[role] = [...kept, ...updated].sort((x, y) => rank(order, x.name) - rank(order, y.name));
+  }
+  return out;
+}
+
+function rank(order: readonly string[], name: string): number {
+  const i = order.indexOf(name);
+  return i === -1 ? order.length : i;
+}

@@ -1,0 +1,63 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { BpaError } from '../../util/errors.js';
+import { runInstallerJob } from '../k8s/installer-job.js';
+import type { InstallerPath, InstallerPort, InstallerRequest, StepHandle } from '../ports.js';
+import { expandCommand } from './command.js';
+import type { InstallerCommands } from './port.js';
+
+export interface JobInstallerOptions {
+  kc: KubeConfig;
+  namespace: string;
+  image: string;
+  commands: InstallerCommands;
+  timeoutSeconds: number;
+  /** The PVC holding bpa's state; the Job mounts `clusters/<cluster>` of it. */
+  stateClaim: string;
+  sshKeySecret: string;
+  serviceAccountName?: string;
+  onLine?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** Where KUD expects its cluster directory inside the installer image. */
+const MOUNT_ROOT = '/opt/kud/multi-cluster';
+
+/**
+ * Runs installer paths as Kubernetes Jobs in the bootstrap cluster, as ICN did. The Job name
+ * comes from the work (cluster, path, work id), so a restarted bpa adopts the Job it started
+ * instead of starting a second one.
+ */
+export class JobInstaller implements InstallerPort {
+  constructor(private readonly opts: JobInstallerOptions) {}
+
+  async run(path: InstallerPath, req: InstallerRequest, step: StepHandle): Promise<void> {
+    const runs = path === 'addon' ? req.plugins.map((p) => ({ ...req, plugins: [p] })) : [req];
+    for (const [i, r] of runs.entries()) {
+      const mountPath = `${MOUNT_ROOT}/${r.cluster}`;
+      const command = expandCommand(this.opts.commands[path], { cluster: r.cluster, clusterDir: mountPath, inventory: `${mountPath}/hosts.ini`, plugins: r.plugins, nodes: r.nodes });
+      const stepName = runs.length > 1 ? `${path}-${i}` : path;
+      await step.record({ job: stepName });
+      const outcome = await runInstallerJob(
+        this.opts.kc,
+        {
+          namespace: this.opts.namespace,
+          cluster: r.cluster,
+          planHash: r.workId,
+          step: stepName,
+          image: this.opts.image,
+          command,
+          clusterDir: { persistentVolumeClaim: { claimName: this.opts.stateClaim, subPath: `clusters/${r.cluster}` } },
+          mountPath,
+          sshKeySecret: this.opts.sshKeySecret,
+          timeoutSeconds: this.opts.timeoutSeconds,
+          serviceAccountName: this.opts.serviceAccountName,
+        },
+        { onLog: (line) => this.opts.onLine?.(`[${r.cluster}] ${line}`), signal: this.opts.signal, retryFailed: step.previous?.status === 'failed' },
+      );
+      if (!outcome.succeeded) {
+        const tail = outcome.logs.split('\n').filter(Boolean).slice(-5).join(' | ');
+        throw new BpaError('INSTALLER_FAILED', `installer Job ${path} for cluster ${r.cluster} failed${outcome.reason ? ` (${outcome.reason})` : ''}: ${outcome.message ?? tail}`, 'transient');
+      }
+    }
+  }
+}

@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+import { BpaError, StalledError, TransientError } from '../../util/errors.js';
+import type { Logger } from '../../util/log.js';
+import type { InstallerPath, InstallerPort, InstallerRequest, StepHandle } from '../ports.js';
+import { expandCommand, findRunningInstaller, killProcessGroup, runLocalInstaller } from './local.js';
+
+export interface InstallerCommands {
+  provision: string;
+  scale: string;
+  addon: string;
+  remove: string;
+}
+
+/** The commands bpa runs when none are configured, per inventory flavour. */
+export function defaultCommands(flavour: string): InstallerCommands {
+  const kubespray = {
+    provision: 'ansible-playbook -i {inventory} cluster.yml',
+    scale: 'ansible-playbook -i {inventory} scale.yml --limit {nodes}',
+    addon: 'ansible-playbook -i {inventory} configure-{plugins}.yml',
+    remove: 'ansible-playbook -i {inventory} remove-node.yml -e node={nodes}',
+  };
+  return flavour === 'kud' ? { ...kubespray, provision: 'installer --cluster {cluster} --plugins {plugins}' } : kubespray;
+}
+
+export interface LocalInstallerOptions {
+  commands: InstallerCommands;
+  timeoutMs: number;
+  /** Environment for the installer (SSH user, key and known hosts for ansible). */
+  env: Record<string, string>;
+  log: Logger;
+  /** Live output lines, already prefixed with `[cluster] `. */
+  onLine?: (line: string) => void;
+  signal?: AbortSignal;
+  now?: () => Date;
+}
+
+/**
+ * Runs installer paths as local processes in KUD's layout: `<clusterDir>/hosts.ini`,
+ * `<clusterDir>/artifacts/`, logs in `<clusterDir>/logs/`. An installer left running by a
+ * bpa that was killed is found through its PID file and stopped before the step runs again:
+ * its output pipe died with that bpa, so its outcome cannot be known, and the installer is
+ * idempotent by contract.
+ */
+export class LocalInstaller implements InstallerPort {
+  constructor(private readonly opts: LocalInstallerOptions) {}
+
+  async run(path: InstallerPath, req: InstallerRequest, step: StepHandle): Promise<void> {
+    const pidFile = join(req.clusterDir, 'installer.pid');
+    const orphan = await findRunningInstaller(pidFile);
+    if (orphan !== undefined) {
+      this.opts.log.warn({ cluster: req.cluster, pid: orphan }, 'an installer from an interrupted run is still running; stopping it before running again');
+      await killProcessGroup(orphan, 10_000);
+    }
+    // The add-on path runs once per plugin, so `configure-{plugins}.yml` names one playbook.
+    const runs = path === 'addon' ? req.plugins.map((p) => ({ ...req, plugins: [p] })) : [req];
+    for (const r of runs) await this.runOnce(path, r, step, pidFile);
+  }
+
+  private async runOnce(path: InstallerPath, req: InstallerRequest, step: StepHandle, pidFile: string): Promise<void> {
+    const argv = expandCommand(this.opts.commands[path], { cluster: req.cluster, clusterDir: req.clusterDir, inventory: req.inventory, plugins: req.plugins, nodes: req.nodes });
+    const stamp = (this.opts.now?.() ?? new Date()).toISOString().replace(/[:.]/g, '-');
+    const logName = `${path}-${stamp}.log`;
+    await step.record({ installer: argv[0], logName, path });
+    const prefix = `[${req.cluster}] `;
+    const result = await runLocalInstaller(argv, {
+      cwd: req.clusterDir,
+      logDir: join(req.clusterDir, 'logs'),
+      logName,
+      timeoutMs: this.opts.timeoutMs,
+      env: this.opts.env,
+      onLine: (line) => this.opts.onLine?.(prefix + line),
+      signal: this.opts.signal,
+      pidFile,
+    });
+    if (result.exitCode === 0) return;
+    const what = `installer ${path} for cluster ${req.cluster}`;
+    const tail = result.tail.split('\n').filter(Boolean).slice(-5).join(' | ');
+    if (result.timedOut) throw new TransientError('INSTALLER_TIMEOUT', `${what} did not finish within ${Math.round(this.opts.timeoutMs / 1000)} s and was stopped (log: ${result.logFile}): ${tail}`);
+    if (result.aborted) throw new TransientError('INSTALLER_ABORTED', `${what} was stopped because bpa is shutting down (log: ${result.logFile})`);
+    const code = result.exitCode === null ? `was killed by ${result.signal}` : `exited ${result.exitCode}`;
+    throw new BpaError('INSTALLER_FAILED', `${what} ${code} (log: ${result.logFile}): ${tail}`, 'transient');
+  }
+}
+
+/** Fails early, before any host is touched, when a command template cannot be expanded. */
+export function checkCommands(commands: InstallerCommands): void {
+  for (const [path, template] of Object.entries(commands)) {
+    try {
+      expandCommand(template, { cluster: 'c', clusterDir: '/d', inventory: '/d/hosts.ini', plugins: ['p'], nodes: ['n'] });
+    } catch (err: unknown) {
+      throw new StalledError('INSTALLER_COMMAND_INVALID', `installer ${path} command ${JSON.stringify(template)}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import type { PackageChange, PlannedNode } from '../plan/index.js';
+import type { StepRecord } from '../state/journal.js';
+
+/**
+ * What the apply engine needs from the outside world, each behind a small interface with
+ * real implementations (SSH, a local installer process or a Kubernetes Job, Secrets and
+ * ConfigMaps or files). Tests swap the external system, not these.
+ */
+
+/** A step's view of its journal record, to keep facts for a later re-check. */
+export interface StepHandle {
+  /** The record from an earlier run, when this step was started before (found running or failed). */
+  previous?: StepRecord;
+  record(data: Record<string, unknown>): Promise<void>;
+}
+
+export interface AccessPort {
+  /** Brings nodes under bpa's SSH control (key auth; bootstrap with default credentials if configured). Throws naming every node that failed. */
+  ensure(cluster: string, nodes: readonly PlannedNode[]): Promise<void>;
+}
+
+export type InstallerPath = 'provision' | 'scale' | 'addon' | 'remove';
+
+export interface InstallerRequest {
+  /** Identifies the work (same action, same inputs → same id), e.g. to name a Job. */
+  workId: string;
+  cluster: string;
+  clusterDir: string;
+  inventory: string;
+  plugins: string[];
+  nodes: string[];
+}
+
+export interface InstallerPort {
+  /** Runs one installer path to completion; throws on failure. Re-checks a run found in progress. */
+  run(path: InstallerPath, req: InstallerRequest, step: StepHandle): Promise<void>;
+}
+
+export interface PublishPort {
+  /** Stores the cluster's kubeconfig; returns where (for the report). */
+  storeKubeconfig(cluster: string, adminConf: string): Promise<string>;
+  /** Publishes the node → IP map; returns where. */
+  publishNodes(cluster: string, nodes: ReadonlyArray<Pick<PlannedNode, 'name' | 'ip' | 'roles'>>): Promise<string>;
+}
+
+export interface PackageResult {
+  node: string;
+  ok: boolean;
+  /** Installed versions after the change (dpkg-query), for the report and the applied state. */
+  installed: Record<string, string | null>;
+  error?: { code: string; message: string };
+}
+
+export interface PackagePort {
+  /** Applies package changes per node, in parallel; a failing node does not stop the others. */
+  apply(cluster: string, nodes: readonly PlannedNode[], changes: readonly PackageChange[], mode: 'install' | 'upgrade' | 'remove'): Promise<PackageResult[]>;
+}

@@ -1,0 +1,146 @@
+import { join, resolve } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Config } from '../config/options.js';
+import { siteDigest } from '../load/digest.js';
+import type { Plan } from '../plan/index.js';
+import { runPlan, type PlanRun } from '../plan/run.js';
+import { StateLock } from '../state/lock.js';
+import { StateStore } from '../state/store.js';
+import { StalledError } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { hasErrors } from '../util/problem.js';
+import { SshAccess } from './access.js';
+import { applyPlan, type ApplyResult } from './engine.js';
+import { JobInstaller } from './installer/job-port.js';
+import { checkCommands, defaultCommands, LocalInstaller, type InstallerCommands } from './installer/port.js';
+import { ensureKeyPair } from './keys.js';
+import { KubePublisher } from './publish-kube.js';
+import { FilePublisher } from './publish-files.js';
+import { SshPackages } from './packages/ssh-packages.js';
+import type { PublishPort } from './ports.js';
+import { readCredentialsFile, SshPool } from './ssh/index.js';
+
+export interface ApplyRunOptions {
+  env: NodeJS.ProcessEnv;
+  now: number;
+  log: Logger;
+  /** Live installer output lines. */
+  onLine?: (line: string) => void;
+  signal?: AbortSignal;
+  /** Called with the plan before anything is applied (to show it). */
+  onPlan?: (run: PlanRun) => void;
+}
+
+export interface ApplyRun {
+  run: PlanRun;
+  config?: Config;
+  result?: ApplyResult;
+  /** Why nothing was applied, when it was refused before starting. */
+  refused?: string;
+}
+
+/**
+ * plan + apply for a local site path, under the state directory's lock: what `bpa apply`
+ * and `bpa reconcile --once PATH` run.
+ */
+export async function runApply(path: string, config: (site: Record<string, unknown> | undefined) => Config, opts: ApplyRunOptions): Promise<ApplyRun | { usage: string }> {
+  let cfg: Config | undefined;
+  const remember = (site: Record<string, unknown> | undefined): Config => (cfg = config(site));
+  // The lock is taken before observing: the applied state read for the plan is the one applied to.
+  const stateDir = config(undefined).stateDir;
+  const lock = new StateLock(stateDir);
+  await lock.acquire();
+  try {
+    const run = await runPlan(path, remember, opts.env, opts.now);
+    if ('usage' in run) return run;
+    opts.onPlan?.(run);
+    if (!run.plan || !cfg || hasErrors(run.problems)) return { run, config: cfg, refused: 'the site has errors' };
+    const wanted = cfg.planHash;
+    if (wanted && !run.plan.hash.startsWith(wanted)) {
+      return { run, config: cfg, refused: `the plan has changed since it was reviewed: its hash is now ${run.plan.hash.slice(0, 12)}, not ${wanted}` };
+    }
+    const result = await applyWith(run.plan, cfg, run, lock, opts);
+    return { run, config: cfg, result };
+  } finally {
+    await lock.release();
+  }
+}
+
+async function applyWith(plan: Plan, cfg: Config, run: PlanRun, lock: StateLock, opts: ApplyRunOptions): Promise<ApplyResult> {
+  const store = new StateStore(cfg.stateDir);
+  const site = run.validated.model?.site?.spec ?? {};
+  const sshDir = join(cfg.stateDir, 'ssh');
+  const keys = await ensureKeyPair(cfg.sshKey ? resolve(cfg.sshKey) : join(sshDir, 'id_ed25519'), !cfg.sshKey);
+  const sshOptions = { privateKeyPath: keys.privateKey, knownHostsFile: join(sshDir, 'known_hosts.json') };
+  const pool = new SshPool(sshOptions);
+  const knownHosts = resolve(join(sshDir, 'known_hosts'));
+  const commands = installerCommands(cfg);
+  checkCommands(commands);
+  try {
+    const bootstrapKube = kubeConfigFor(cfg, opts.env);
+    if (cfg.installerMode === 'job' && !bootstrapKube) {
+      throw new StalledError('INSTALLER_MODE_UNSUPPORTED', 'installer mode "job" needs the bootstrap cluster: give --bootstrap-kubeconfig, or run bpa in the cluster');
+    }
+    if (cfg.installerMode === 'job' && !cfg.installerImage) {
+      throw new StalledError('INSTALLER_IMAGE_MISSING', 'installer mode "job" needs an installer image (Site spec.installer.image or --installer-image)');
+    }
+    const publish: PublishPort = bootstrapKube ? new KubePublisher(bootstrapKube, cfg.namespace) : new FilePublisher((c) => store.clusterDir(c));
+    return await applyPlan(plan, {
+      store,
+      verifyLock: () => lock.verify(),
+      log: opts.log,
+      revision: siteDigest(run.validated.loaded.files),
+      access: new SshAccess({
+        pool,
+        ssh: sshOptions,
+        user: cfg.sshUser,
+        port: cfg.sshPort,
+        publicKeyPath: keys.publicKey,
+        bootstrap: cfg.bootstrapCredentials ? () => readCredentialsFile(cfg.bootstrapCredentials) : undefined,
+        knownHostsFile: knownHosts,
+        maxParallelHosts: cfg.maxParallelHosts,
+        log: opts.log,
+      }),
+      installer: cfg.installerMode === 'job' && bootstrapKube
+        ? new JobInstaller({ kc: bootstrapKube, namespace: cfg.namespace, image: cfg.installerImage, commands, timeoutSeconds: cfg.installerTimeout, stateClaim: cfg.stateClaim, sshKeySecret: cfg.sshKeySecret, onLine: opts.onLine, signal: opts.signal })
+        : new LocalInstaller({
+        commands,
+        timeoutMs: cfg.installerTimeout * 1000,
+        env: { BPA_SSH_KEY: resolve(keys.privateKey), BPA_SSH_USER: cfg.sshUser, BPA_KNOWN_HOSTS: knownHosts },
+        log: opts.log,
+        onLine: opts.onLine,
+        signal: opts.signal,
+      }),
+      publish,
+      packages: new SshPackages({
+        pool,
+        user: cfg.sshUser,
+        port: cfg.sshPort,
+        maxParallelHosts: cfg.maxParallelHosts,
+        packageMirror: typeof site['packageMirror'] === 'string' ? site['packageMirror'] : undefined,
+        timeoutMs: 15 * 60_000,
+        log: opts.log,
+      }),
+    });
+  } finally {
+    await pool.close();
+  }
+}
+
+function installerCommands(cfg: Config): InstallerCommands {
+  const d = defaultCommands(cfg.flavour);
+  return {
+    provision: cfg.installerCommand || d.provision,
+    scale: cfg.scaleCommand || d.scale,
+    addon: cfg.addonCommand || d.addon,
+    remove: cfg.removeCommand || d.remove,
+  };
+}
+
+function kubeConfigFor(cfg: Config, env: NodeJS.ProcessEnv): KubeConfig | undefined {
+  const kc = new KubeConfig();
+  if (cfg.bootstrapKubeconfig) kc.loadFromFile(cfg.bootstrapKubeconfig);
+  else if (env['KUBERNETES_SERVICE_HOST']) kc.loadFromCluster();
+  else return undefined;
+  return kc;
+}
