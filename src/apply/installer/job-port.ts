@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { writeFileAtomic } from '../../state/atomic.js';
 import { BpaError } from '../../util/errors.js';
 import { runInstallerJob } from '../k8s/installer-job.js';
 import type { InstallerPath, InstallerPort, InstallerRequest, StepHandle } from '../ports.js';
@@ -54,6 +56,9 @@ export class JobInstaller implements InstallerPort {
         },
         { onLog: (line) => this.opts.onLine?.(`[${r.cluster}] ${line}`), signal: this.opts.signal, retryFailed: step.previous?.status === 'failed' },
       );
+      // The Job's pod logs are kept where a local installer's would be.
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      await writeFileAtomic(join(r.clusterDir, 'logs', `${stepName}-job-${stamp}.log`), outcome.logs, 0o644);
       if (!outcome.succeeded) {
         const tail = outcome.logs.split('\n').filter(Boolean).slice(-5).join(' | ');
         throw new BpaError('INSTALLER_FAILED', `installer Job ${path} for cluster ${r.cluster} failed${outcome.reason ? ` (${outcome.reason})` : ''}: ${outcome.message ?? tail}`, 'transient');

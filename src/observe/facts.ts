@@ -1,0 +1,67 @@
+import pLimit from 'p-limit';
+import { parseQuery, queryArgv } from '../apply/packages/apt.js';
+import type { SshPool } from '../apply/ssh/index.js';
+import { BpaError, messageOf } from '../util/errors.js';
+
+/** What a node reports about itself: installed versions of the packages bpa manages there. */
+export interface NodeFacts {
+  reachable: boolean;
+  /** Package → installed version, null when not installed. */
+  installed: Record<string, string | null>;
+  error?: { code: string; message: string };
+}
+
+export interface FactsTarget {
+  cluster: string;
+  node: string;
+  ip: string;
+  packages: string[];
+}
+
+/** `cluster/node` → facts. */
+export type FactsMap = Map<string, NodeFacts>;
+
+export function factsKey(cluster: string, node: string): string {
+  return `${cluster}/${node}`;
+}
+
+/**
+ * Reads installed package versions with dpkg-query over SSH, many nodes at once (bounded),
+ * each with its own timeout. An unreachable node is reported as such; the others go on.
+ */
+export async function collectFacts(
+  targets: readonly FactsTarget[],
+  ssh: { pool: SshPool; user: string; port: number; maxParallelHosts: number; timeoutMs: number },
+): Promise<FactsMap> {
+  const limit = pLimit(ssh.maxParallelHosts);
+  const out: FactsMap = new Map();
+  await Promise.all(
+    targets.map((t) =>
+      limit(async () => {
+        const key = factsKey(t.cluster, t.node);
+        if (!t.packages.length) {
+          out.set(key, { reachable: true, installed: {} });
+          return;
+        }
+        const target = { node: t.node, address: t.ip, port: ssh.port, user: ssh.user };
+        try {
+          const { stdout } = await ssh.pool.run(target, queryArgv(t.packages), { timeoutMs: ssh.timeoutMs });
+          out.set(key, { reachable: true, installed: parseQuery(stdout, t.packages) });
+        } catch (err: unknown) {
+          // dpkg-query exits 1 when some package is not installed; what it printed still counts.
+          const e = err as { code?: string; exitCode?: unknown; stdoutTail?: unknown };
+          if (err instanceof BpaError && e.code === 'REMOTE_COMMAND_FAILED' && e.exitCode === 1) {
+            out.set(key, { reachable: true, installed: parseQuery(typeof e.stdoutTail === 'string' ? e.stdoutTail : '', t.packages) });
+            return;
+          }
+          out.set(key, {
+            reachable: false,
+            installed: {},
+            error: { code: err instanceof BpaError ? err.code : 'FACTS_FAILED', message: messageOf(err) },
+          });
+        }
+      }),
+    ),
+  );
+  return out;
+}

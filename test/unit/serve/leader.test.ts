@@ -1,0 +1,356 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { LeaderElector, microTime, type LeaderOptions } from '../../../src/serve/leader.js';
+import { BpaError } from '../../../src/util/errors.js';
+import { startFakeKube, type FakeKube } from '../../fakes/kube-api-server.js';
+import { kubeConfigFor } from '../../fakes/kubeconfig.js';
+
+const NS = 'bpa-system';
+const LEASE = 'bpa-leader';
+const LEASES = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`;
+// Short periods keep the suite fast; the ratios are those of the defaults (15/10/2).
+const TIMING = { leaseDurationSeconds: 1, renewDeadlineSeconds: 0.6, retryPeriodSeconds: 0.1 };
+const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+/**
+ * A TCP link to the API server that the test can cut: while down, bytes are dropped both
+ * ways and requests hang, as in a network partition (not a clean connection refusal).
+ */
+class Link {
+  private down = false;
+  private readonly sockets = new Set<net.Socket>();
+  private constructor(
+    private readonly server: net.Server,
+    readonly url: string,
+  ) {}
+
+  static async to(target: string): Promise<Link> {
+    const { port } = new URL(target);
+    const made: { link?: Link } = {};
+    const server = net.createServer((client) => made.link?.accept(client, Number(port)));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const addr = server.address() as net.AddressInfo;
+    made.link = new Link(server, `http://127.0.0.1:${addr.port}`);
+    return made.link;
+  }
+
+  private accept(client: net.Socket, port: number): void {
+    const upstream = net.connect(port, '127.0.0.1');
+    this.sockets.add(client).add(upstream);
+    client.on('data', (d: Buffer) => void (this.down || upstream.write(d)));
+    upstream.on('data', (d: Buffer) => void (this.down || client.write(d)));
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+      this.sockets.delete(client);
+      this.sockets.delete(upstream);
+    };
+    for (const s of [client, upstream]) {
+      s.on('close', end);
+      s.on('error', end);
+    }
+  }
+
+  cut(): void {
+    this.down = true;
+  }
+
+  heal(): void {
+    this.down = false;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+interface Replica {
+  id: string;
+  elector: LeaderElector;
+  events: Array<{ what: 'started' | 'stopped'; at: number }>;
+  done: Promise<void>;
+}
+
+async function waitUntil(cond: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('leader election on a Lease (against the fake API server)', () => {
+  let kube: FakeKube;
+  let replicas: Replica[];
+  let links: Link[];
+  let sampler: NodeJS.Timeout | undefined;
+  let violations: string[];
+
+  beforeEach(async () => {
+    kube = await startFakeKube();
+    replicas = [];
+    links = [];
+    violations = [];
+  });
+
+  afterEach(async () => {
+    if (sampler) clearInterval(sampler);
+    sampler = undefined;
+    await Promise.all(replicas.map((r) => r.elector.stop()));
+    await Promise.all(replicas.map((r) => r.done));
+    await Promise.all(links.map((l) => l.close()));
+    await kube.stop();
+  });
+
+  const lease = (): LeaseSpec | undefined =>
+    kube.get('coordination.k8s.io/v1', 'Lease', NS, LEASE)?.spec as LeaseSpec | undefined;
+
+  function start(id: string, server = kube.url, extra: Partial<LeaderOptions> = {}): Replica {
+    const kc = kubeConfigFor({ server, token: kube.token, namespace: NS });
+    const elector = new LeaderElector(kc, {
+      namespace: NS,
+      name: LEASE,
+      identity: id,
+      ...TIMING,
+      ...extra,
+    });
+    const events: Replica['events'] = [];
+    const done = elector.run({
+      onStartedLeading: () => events.push({ what: 'started', at: performance.now() }),
+      onStoppedLeading: () => events.push({ what: 'stopped', at: performance.now() }),
+    });
+    const replica = { id, elector, events, done };
+    replicas.push(replica);
+    return replica;
+  }
+
+  /** Checks, every few milliseconds, that whoever believes it leads is the lease's holder. */
+  function watchInvariant(): void {
+    sampler = setInterval(() => {
+      const leaders = replicas.filter((r) => r.elector.isLeader());
+      if (leaders.length > 1)
+        violations.push(`two leaders: ${leaders.map((r) => r.id).join(', ')}`);
+      for (const r of leaders) {
+        const holder = lease()?.holderIdentity;
+        if (holder !== r.id) violations.push(`${r.id} leads but the lease names ${String(holder)}`);
+      }
+    }, 3);
+  }
+
+  it('makes a single replica leader, renews every retry period, and writes MicroTime', async () => {
+    const a = start('bpa-a');
+    await waitUntil(() => a.elector.isLeader());
+    const first = lease();
+    assert.equal(first?.holderIdentity, 'bpa-a');
+    assert.equal(first?.leaseDurationSeconds, 1);
+    assert.equal(first?.leaseTransitions, 0);
+    assert.match(first?.renewTime ?? '', MICRO_TIME);
+    assert.match(first?.acquireTime ?? '', MICRO_TIME);
+
+    await waitUntil(() => lease()?.renewTime !== first?.renewTime);
+    const renewed = lease();
+    assert.equal(renewed?.acquireTime, first?.acquireTime, 'a renewal keeps the acquire time');
+    assert.equal(renewed?.leaseTransitions, 0);
+    const puts = kube.requests.filter((r) => r.method === 'PUT' && r.path === `${LEASES}/${LEASE}`);
+    assert.ok(puts.length >= 1);
+    const sent = puts[0]?.body as { metadata: { resourceVersion?: string } };
+    assert.ok(sent.metadata.resourceVersion, 'every update carries the resourceVersion it read');
+    assert.deepEqual(
+      a.events.map((e) => e.what),
+      ['started'],
+    );
+  });
+
+  it('formats lease times as RFC 3339 with microseconds', () => {
+    assert.equal(
+      JSON.stringify(microTime(Date.parse('2026-11-22T00:00:00Z'))),
+      '"2026-11-22T00:00:00.000000Z"',
+    );
+  });
+
+  it('refuses timings that could let two replicas lead', () => {
+    const kc = kube.kubeConfig(NS);
+    const base = { namespace: NS, name: LEASE, identity: 'x' };
+    assert.throws(
+      () =>
+        new LeaderElector(kc, {
+          ...base,
+          leaseDurationSeconds: 10,
+          renewDeadlineSeconds: 10,
+          retryPeriodSeconds: 2,
+        }),
+      (err: unknown) => err instanceof BpaError && err.code === 'LEADER_CONFIG',
+    );
+    assert.throws(
+      () =>
+        new LeaderElector(kc, {
+          ...base,
+          leaseDurationSeconds: 15,
+          renewDeadlineSeconds: 2,
+          retryPeriodSeconds: 2,
+        }),
+      /renewDeadline/,
+    );
+  });
+
+  it('lets exactly one of two replicas lead, even when both create the Lease at once', async () => {
+    // Slow answers make both candidates read "no Lease" and both POST; the second gets 409.
+    kube.setLatency(40);
+    watchInvariant();
+    const a = start('bpa-a');
+    const b = start('bpa-b');
+    await waitUntil(() => a.elector.isLeader() || b.elector.isLeader());
+    kube.setLatency(0);
+    const creates = kube.requests.filter((r) => r.method === 'POST' && r.path === LEASES);
+    assert.equal(creates.length, 2, 'both candidates tried to create the Lease');
+    await new Promise((r) => setTimeout(r, 600));
+    const leaders = [a, b].filter((r) => r.elector.isLeader());
+    assert.equal(leaders.length, 1);
+    const follower = leaders[0] === a ? b : a;
+    assert.deepEqual(follower.events, [], 'the loser never started leading');
+    assert.equal(lease()?.holderIdentity, leaders[0]?.id);
+    assert.equal(lease()?.leaseTransitions, 0);
+    assert.deepEqual(violations, []);
+  });
+
+  it('steps a partitioned leader down before the other replica takes over after expiry', async () => {
+    const link = await Link.to(kube.url);
+    links.push(link);
+    const a = start('bpa-a', link.url);
+    await waitUntil(() => a.elector.isLeader());
+    const b = start('bpa-b');
+    watchInvariant();
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(b.elector.isLeader(), false);
+
+    const cutAt = performance.now();
+    link.cut();
+    await waitUntil(() => b.elector.isLeader(), 4000);
+    const stepDown = a.events.find((e) => e.what === 'stopped');
+    const takeover = b.events.find((e) => e.what === 'started');
+    assert.ok(stepDown && takeover);
+    assert.ok(stepDown.at < takeover.at, 'the old leader stopped before the new one started');
+    assert.ok(
+      stepDown.at - cutAt <= 600 + 400,
+      `stepped down about renewDeadline after the cut (${stepDown.at - cutAt} ms)`,
+    );
+    const spec = lease();
+    assert.equal(spec?.holderIdentity, 'bpa-b');
+    assert.equal(spec?.leaseTransitions, 1);
+    // The last renewal of bpa-a that reached the server, against bpa-b's takeover time.
+    const lastRenewal = kube.requests
+      .filter(
+        (r) =>
+          r.method === 'PUT' && (r.body as { spec?: LeaseSpec }).spec?.holderIdentity === 'bpa-a',
+      )
+      .map((r) => Date.parse((r.body as { spec: LeaseSpec }).spec.renewTime ?? ''))
+      .at(-1);
+    const expiredFor = Date.parse(spec?.acquireTime ?? '') - (lastRenewal ?? NaN);
+    assert.ok(
+      expiredFor >= 1000,
+      `took over ${expiredFor} ms after the last renewal: only once the lease expired`,
+    );
+
+    // Back on the network, the old leader finds the lease held and stays a follower.
+    link.heal();
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(a.elector.isLeader(), false);
+    assert.equal(lease()?.holderIdentity, 'bpa-b');
+    assert.deepEqual(violations, []);
+  });
+
+  it('releases the lease on stop() so the other replica takes over at once', async () => {
+    const slow = { leaseDurationSeconds: 4, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.1 };
+    const a = start('bpa-a', kube.url, slow);
+    await waitUntil(() => a.elector.isLeader());
+    const b = start('bpa-b', kube.url, slow);
+    watchInvariant();
+    await new Promise((r) => setTimeout(r, 200));
+
+    const stoppedAt = performance.now();
+    await a.elector.stop();
+    assert.deepEqual(
+      a.events.map((e) => e.what),
+      ['started', 'stopped'],
+    );
+    assert.equal(a.elector.isLeader(), false);
+    await waitUntil(() => b.elector.isLeader(), 2000);
+    const waited = performance.now() - stoppedAt;
+    assert.ok(waited < 1000, `took over in ${waited} ms, far less than the 4 s lease`);
+    const spec = lease();
+    assert.equal(spec?.holderIdentity, 'bpa-b');
+    assert.equal(spec?.leaseTransitions, 1);
+    const release = kube.requests.find(
+      (r) => r.method === 'PUT' && (r.body as { spec?: LeaseSpec }).spec?.holderIdentity === '',
+    );
+    assert.ok(release, 'the leader wrote an empty holder');
+    assert.deepEqual(violations, []);
+  });
+
+  it('treats a 409 on renewal as a failed attempt, not a lost lease, and goes on renewing', async () => {
+    const a = start('bpa-a');
+    await waitUntil(() => a.elector.isLeader());
+    const putsBefore = kube.requests.filter((r) => r.method === 'PUT').length;
+    kube.fail(
+      { method: 'PUT', pathPrefix: `${LEASES}/${LEASE}`, times: 1 },
+      {
+        code: 409,
+        message: 'Operation cannot be fulfilled on leases.coordination.k8s.io "bpa-leader"',
+      },
+    );
+    await waitUntil(() => kube.requests.filter((r) => r.method === 'PUT').length >= putsBefore + 3);
+    assert.equal(a.elector.isLeader(), true);
+    assert.deepEqual(
+      a.events.map((e) => e.what),
+      ['started'],
+    );
+  });
+
+  it('does not take a lease that another replica holds and keeps renewing', async () => {
+    kube.put({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: LEASE, namespace: NS },
+      spec: {
+        holderIdentity: 'bpa-other',
+        leaseDurationSeconds: 1,
+        renewTime: new Date().toISOString(),
+        leaseTransitions: 3,
+      },
+    });
+    // Someone else renews every 200 ms, as a live leader does.
+    const renewer = setInterval(() => {
+      const current = kube.get('coordination.k8s.io/v1', 'Lease', NS, LEASE);
+      if (current)
+        kube.put({
+          ...current,
+          spec: { ...(current.spec as object), renewTime: new Date().toISOString() },
+        });
+    }, 200);
+    try {
+      const a = start('bpa-a');
+      await new Promise((r) => setTimeout(r, 1100));
+      assert.equal(a.elector.isLeader(), false);
+      assert.equal(
+        kube.requests.filter((r) => r.method === 'PUT').length,
+        0,
+        'no write to a held lease',
+      );
+    } finally {
+      clearInterval(renewer);
+    }
+    // Once the other holder stops renewing, the lease expires and bpa-a takes it.
+    const a = replicas[0]!;
+    await waitUntil(() => a.elector.isLeader(), 3000);
+    assert.equal(lease()?.leaseTransitions, 4);
+  });
+});
