@@ -12,13 +12,19 @@ import { hasErrors } from '../util/problem.js';
 import { SshAccess } from './access.js';
 import { applyPlan, type ApplyResult } from './engine.js';
 import { JobInstaller } from './installer/job-port.js';
-import { checkCommands, defaultCommands, LocalInstaller, type InstallerCommands } from './installer/port.js';
+import {
+  checkCommands,
+  defaultCommands,
+  LocalInstaller,
+  type InstallerCommands,
+} from './installer/port.js';
 import { ensureKeyPair } from './keys.js';
 import { KubePublisher } from './publish-kube.js';
 import { FilePublisher } from './publish-files.js';
 import { SshPackages } from './packages/ssh-packages.js';
 import type { PublishPort } from './ports.js';
 import { readCredentialsFile, SshPool } from './ssh/index.js';
+import { collectFacts } from '../observe/facts.js';
 
 export interface ApplyRunOptions {
   env: NodeJS.ProcessEnv;
@@ -43,88 +49,170 @@ export interface ApplyRun {
  * plan + apply for a local site path, under the state directory's lock: what `bpa apply`
  * and `bpa reconcile --once PATH` run.
  */
-export async function runApply(path: string, config: (site: Record<string, unknown> | undefined) => Config, opts: ApplyRunOptions): Promise<ApplyRun | { usage: string }> {
+export async function runApply(
+  path: string,
+  config: (site: Record<string, unknown> | undefined) => Config,
+  opts: ApplyRunOptions,
+): Promise<ApplyRun | { usage: string }> {
   let cfg: Config | undefined;
   const remember = (site: Record<string, unknown> | undefined): Config => (cfg = config(site));
   // The lock is taken before observing: the applied state read for the plan is the one applied to.
   const stateDir = config(undefined).stateDir;
   const lock = new StateLock(stateDir);
   await lock.acquire();
+  const ssh = new SshSession();
   try {
-    const run = await runPlan(path, remember, opts.env, opts.now);
+    const run = await runPlan(path, remember, opts.env, opts.now, async (targets, c) => {
+      const { pool } = await ssh.open(c);
+      return collectFacts(targets, {
+        pool,
+        user: c.sshUser,
+        port: c.sshPort,
+        maxParallelHosts: c.maxParallelHosts,
+        timeoutMs: 30_000,
+      });
+    });
     if ('usage' in run) return run;
     opts.onPlan?.(run);
-    if (!run.plan || !cfg || hasErrors(run.problems)) return { run, config: cfg, refused: 'the site has errors' };
+    if (!run.plan || !cfg || hasErrors(run.problems))
+      return { run, config: cfg, refused: 'the site has errors' };
     const wanted = cfg.planHash;
     if (wanted && !run.plan.hash.startsWith(wanted)) {
-      return { run, config: cfg, refused: `the plan has changed since it was reviewed: its hash is now ${run.plan.hash.slice(0, 12)}, not ${wanted}` };
+      return {
+        run,
+        config: cfg,
+        refused: `the plan has changed since it was reviewed: its hash is now ${run.plan.hash.slice(0, 12)}, not ${wanted}`,
+      };
     }
-    const result = await applyWith(run.plan, cfg, run, lock, opts);
+    const result = await applyWith(run.plan, cfg, run, lock, opts, await ssh.open(cfg));
     return { run, config: cfg, result };
   } finally {
+    await ssh.close();
     await lock.release();
   }
 }
 
-async function applyWith(plan: Plan, cfg: Config, run: PlanRun, lock: StateLock, opts: ApplyRunOptions): Promise<ApplyResult> {
+/** bpa's SSH key pair and connection pool, opened once per run when first needed. */
+class SshSession {
+  private opened: Promise<OpenSsh> | undefined;
+
+  open(cfg: Config): Promise<OpenSsh> {
+    this.opened ??= (async () => {
+      const sshDir = join(cfg.stateDir, 'ssh');
+      const keys = await ensureKeyPair(
+        cfg.sshKey ? resolve(cfg.sshKey) : join(sshDir, 'id_ed25519'),
+        !cfg.sshKey,
+      );
+      const options = {
+        privateKeyPath: keys.privateKey,
+        knownHostsFile: join(sshDir, 'known_hosts.json'),
+      };
+      return {
+        keys,
+        options,
+        pool: new SshPool(options),
+        knownHosts: resolve(join(sshDir, 'known_hosts')),
+      };
+    })();
+    return this.opened;
+  }
+
+  async close(): Promise<void> {
+    const s = await this.opened?.catch(() => undefined);
+    await s?.pool.close();
+  }
+}
+
+interface OpenSsh {
+  keys: { privateKey: string; publicKey: string };
+  options: { privateKeyPath: string; knownHostsFile: string };
+  pool: SshPool;
+  knownHosts: string;
+}
+
+async function applyWith(
+  plan: Plan,
+  cfg: Config,
+  run: PlanRun,
+  lock: StateLock,
+  opts: ApplyRunOptions,
+  ssh: OpenSsh,
+): Promise<ApplyResult> {
   const store = new StateStore(cfg.stateDir);
   const site = run.validated.model?.site?.spec ?? {};
-  const sshDir = join(cfg.stateDir, 'ssh');
-  const keys = await ensureKeyPair(cfg.sshKey ? resolve(cfg.sshKey) : join(sshDir, 'id_ed25519'), !cfg.sshKey);
-  const sshOptions = { privateKeyPath: keys.privateKey, knownHostsFile: join(sshDir, 'known_hosts.json') };
-  const pool = new SshPool(sshOptions);
-  const knownHosts = resolve(join(sshDir, 'known_hosts'));
+  const { keys, options: sshOptions, pool, knownHosts } = ssh;
   const commands = installerCommands(cfg);
   checkCommands(commands);
-  try {
-    const bootstrapKube = kubeConfigFor(cfg, opts.env);
-    if (cfg.installerMode === 'job' && !bootstrapKube) {
-      throw new StalledError('INSTALLER_MODE_UNSUPPORTED', 'installer mode "job" needs the bootstrap cluster: give --bootstrap-kubeconfig, or run bpa in the cluster');
-    }
-    if (cfg.installerMode === 'job' && !cfg.installerImage) {
-      throw new StalledError('INSTALLER_IMAGE_MISSING', 'installer mode "job" needs an installer image (Site spec.installer.image or --installer-image)');
-    }
-    const publish: PublishPort = bootstrapKube ? new KubePublisher(bootstrapKube, cfg.namespace) : new FilePublisher((c) => store.clusterDir(c));
-    return await applyPlan(plan, {
-      store,
-      verifyLock: () => lock.verify(),
-      log: opts.log,
-      revision: siteDigest(run.validated.loaded.files),
-      access: new SshAccess({
-        pool,
-        ssh: sshOptions,
-        user: cfg.sshUser,
-        port: cfg.sshPort,
-        publicKeyPath: keys.publicKey,
-        bootstrap: cfg.bootstrapCredentials ? () => readCredentialsFile(cfg.bootstrapCredentials) : undefined,
-        knownHostsFile: knownHosts,
-        maxParallelHosts: cfg.maxParallelHosts,
-        log: opts.log,
-      }),
-      installer: cfg.installerMode === 'job' && bootstrapKube
-        ? new JobInstaller({ kc: bootstrapKube, namespace: cfg.namespace, image: cfg.installerImage, commands, timeoutSeconds: cfg.installerTimeout, stateClaim: cfg.stateClaim, sshKeySecret: cfg.sshKeySecret, onLine: opts.onLine, signal: opts.signal })
-        : new LocalInstaller({
-        commands,
-        timeoutMs: cfg.installerTimeout * 1000,
-        env: { BPA_SSH_KEY: resolve(keys.privateKey), BPA_SSH_USER: cfg.sshUser, BPA_KNOWN_HOSTS: knownHosts },
-        log: opts.log,
-        onLine: opts.onLine,
-        signal: opts.signal,
-      }),
-      publish,
-      packages: new SshPackages({
-        pool,
-        user: cfg.sshUser,
-        port: cfg.sshPort,
-        maxParallelHosts: cfg.maxParallelHosts,
-        packageMirror: typeof site['packageMirror'] === 'string' ? site['packageMirror'] : undefined,
-        timeoutMs: 15 * 60_000,
-        log: opts.log,
-      }),
-    });
-  } finally {
-    await pool.close();
+  const bootstrapKube = kubeConfigFor(cfg, opts.env);
+  if (cfg.installerMode === 'job' && !bootstrapKube) {
+    throw new StalledError(
+      'INSTALLER_MODE_UNSUPPORTED',
+      'installer mode "job" needs the bootstrap cluster: give --bootstrap-kubeconfig, or run bpa in the cluster',
+    );
   }
+  if (cfg.installerMode === 'job' && !cfg.installerImage) {
+    throw new StalledError(
+      'INSTALLER_IMAGE_MISSING',
+      'installer mode "job" needs an installer image (Site spec.installer.image or --installer-image)',
+    );
+  }
+  const publish: PublishPort = bootstrapKube
+    ? new KubePublisher(bootstrapKube, cfg.namespace)
+    : new FilePublisher((c) => store.clusterDir(c));
+  return await applyPlan(plan, {
+    store,
+    verifyLock: () => lock.verify(),
+    log: opts.log,
+    revision: siteDigest(run.validated.loaded.files),
+    access: new SshAccess({
+      pool,
+      ssh: sshOptions,
+      user: cfg.sshUser,
+      port: cfg.sshPort,
+      publicKeyPath: keys.publicKey,
+      bootstrap: cfg.bootstrapCredentials
+        ? () => readCredentialsFile(cfg.bootstrapCredentials)
+        : undefined,
+      knownHostsFile: knownHosts,
+      maxParallelHosts: cfg.maxParallelHosts,
+      log: opts.log,
+    }),
+    installer:
+      cfg.installerMode === 'job' && bootstrapKube
+        ? new JobInstaller({
+            kc: bootstrapKube,
+            namespace: cfg.namespace,
+            image: cfg.installerImage,
+            commands,
+            timeoutSeconds: cfg.installerTimeout,
+            stateClaim: cfg.stateClaim,
+            sshKeySecret: cfg.sshKeySecret,
+            onLine: opts.onLine,
+            signal: opts.signal,
+          })
+        : new LocalInstaller({
+            commands,
+            timeoutMs: cfg.installerTimeout * 1000,
+            env: {
+              BPA_SSH_KEY: resolve(keys.privateKey),
+              BPA_SSH_USER: cfg.sshUser,
+              BPA_KNOWN_HOSTS: knownHosts,
+            },
+            log: opts.log,
+            onLine: opts.onLine,
+            signal: opts.signal,
+          }),
+    publish,
+    packages: new SshPackages({
+      pool,
+      user: cfg.sshUser,
+      port: cfg.sshPort,
+      maxParallelHosts: cfg.maxParallelHosts,
+      packageMirror: typeof site['packageMirror'] === 'string' ? site['packageMirror'] : undefined,
+      timeoutMs: 15 * 60_000,
+      log: opts.log,
+    }),
+  });
 }
 
 function installerCommands(cfg: Config): InstallerCommands {

@@ -1,5 +1,6 @@
 import { resolveIp, type IpSource } from '../observe/inventory/ip.js';
 import type { Host, Lease } from '../observe/types.js';
+import { factsKey, type NodeFacts } from '../observe/facts.js';
 import type { AppliedCluster, AppliedNode, AppliedState } from '../state/applied.js';
 import { error, type Problem } from '../util/problem.js';
 import type { ClusterModel, NodeSpec, PackageSpec, Role, SiteModel } from '../validate/model.js';
@@ -26,6 +27,8 @@ export interface PlanInput {
   prune: boolean;
   flavour: Flavour;
   ipOrder?: readonly IpSource[];
+  /** What nodes report (installed packages), keyed `cluster/node`; absent: not observed. */
+  facts?: ReadonlyMap<string, NodeFacts>;
 }
 
 /**
@@ -300,61 +303,49 @@ function diffNodes(
     );
 
   // Packages: new nodes get everything of their roles; others get the difference between
-  // what their roles ask for now and what bpa applied before.
-  const install: PackageChange[] = [];
-  const upgrade: PackageChange[] = [];
-  const remove: PackageChange[] = [];
+  // what their roles ask for now and what bpa applied before; and where the node itself
+  // reports something else than what was applied (removed or changed by hand), fix-drift.
+  const changes: Record<'install' | 'upgrade' | 'remove' | 'drift', PackageChange[]> = { install: [], upgrade: [], remove: [], drift: [] };
   for (const n of nodes) {
     if (n.change === 'remove') continue;
     const want = desiredPackages(n.roles);
     if (n.change === 'add') {
-      for (const p of want) install.push({ node: n.name, name: p.name, to: p.version });
+      for (const p of want) changes.install.push({ node: n.name, name: p.name, to: p.version });
       continue;
     }
+    const facts = input.facts?.get(factsKey(name, n.name));
+    if (facts && !facts.reachable) {
+      notes.push(`node ${n.name} is unreachable, its packages were not checked: ${facts.error?.message ?? 'no answer'}`);
+    }
+    const seen = facts?.reachable ? facts.installed : undefined;
     const had = new Map(appliedPackages(applied, n.roles).map((p) => [p.name, p]));
     for (const p of want) {
       const h = had.get(p.name);
-      if (!h) install.push({ node: n.name, name: p.name, to: p.version });
-      // Unpinning needs no change on the node; a new or changed pin does.
-      else if (p.version !== undefined && h.version !== p.version)
-        upgrade.push({ node: n.name, name: p.name, from: h.version, to: p.version });
+      const now = seen?.[p.name];
       had.delete(p.name);
+      if (!h) {
+        changes.install.push({ node: n.name, name: p.name, from: now ?? undefined, to: p.version });
+      } else if (p.version !== undefined && h.version !== p.version) {
+        // Unpinning needs no change on the node; a new or changed pin does.
+        changes.upgrade.push({ node: n.name, name: p.name, from: now ?? h.version, to: p.version });
+      } else if (seen && p.name in seen && (now === null || (p.version !== undefined && now !== p.version))) {
+        changes.drift.push({ node: n.name, name: p.name, from: now ?? undefined, to: p.version });
+      }
     }
     for (const h of had.values()) {
-      if (input.prune) remove.push({ node: n.name, name: h.name, from: h.version });
+      if (input.prune) changes.remove.push({ node: n.name, name: h.name, from: seen?.[h.name] ?? h.version });
     }
-    if (!input.prune && had.size)
-      notes.push(
-        `node ${n.name}: package${had.size === 1 ? '' : 's'} ${[...had.keys()].join(', ')} no longer listed; run with --prune to remove ${had.size === 1 ? 'it' : 'them'}`,
-      );
+    if (!input.prune && had.size) {
+      notes.push(`node ${n.name}: package${had.size === 1 ? '' : 's'} ${[...had.keys()].join(', ')} no longer listed; run with --prune to remove ${had.size === 1 ? 'it' : 'them'}`);
+    }
   }
-  if (install.length)
-    actions.push({
-      kind: 'install-packages',
-      cluster: name,
-      nodes: nodesOf(install),
-      reason: summarize('install', install),
-      inputs: inputsOf(cluster, 'software'),
-      packages: install,
-    });
-  if (upgrade.length)
-    actions.push({
-      kind: 'upgrade-packages',
-      cluster: name,
-      nodes: nodesOf(upgrade),
-      reason: summarize('upgrade', upgrade),
-      inputs: inputsOf(cluster, 'software'),
-      packages: upgrade,
-    });
-  if (remove.length)
-    actions.push({
-      kind: 'remove-packages',
-      cluster: name,
-      nodes: nodesOf(remove),
-      reason: summarize('remove', remove),
-      inputs: inputsOf(cluster, 'software'),
-      packages: remove,
-    });
+  const packageAction = (kind: Action['kind'], list: PackageChange[], reason: string): void => {
+    if (list.length) actions.push({ kind, cluster: name, nodes: nodesOf(list), reason, inputs: inputsOf(cluster, 'software'), packages: list });
+  };
+  packageAction('install-packages', changes.install, summarize('install', changes.install));
+  packageAction('upgrade-packages', changes.upgrade, summarize('upgrade', changes.upgrade));
+  packageAction('remove-packages', changes.remove, summarize('remove', changes.remove));
+  packageAction('fix-drift', changes.drift, `nodes differ from what was applied: ${changes.drift.map((d) => `${d.node} has ${d.name} ${d.from ?? 'not installed'}${d.to ? `, wanted ${d.to}` : ''}`).join('; ')}`);
 }
 
 function removedCluster(a: AppliedCluster, input: PlanInput): ClusterPlan {

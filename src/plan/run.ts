@@ -7,6 +7,8 @@ import { locateProblems } from '../load/index.js';
 import { hasErrors, sortProblems, type Problem } from '../util/problem.js';
 import { validatePath, type ValidatedPath } from '../validate/run.js';
 import type { Flavour } from './hosts-ini.js';
+import type { FactsMap, FactsTarget } from '../observe/facts.js';
+import type { SiteModel } from '../validate/model.js';
 import { planSite, type Plan } from './index.js';
 
 export interface PlanRun {
@@ -26,6 +28,8 @@ export async function runPlan(
   config: (site: Record<string, unknown> | undefined) => Config,
   env: NodeJS.ProcessEnv,
   now: number,
+  /** Reads what nodes report (installed packages), when SSH access is configured. */
+  facts?: (targets: FactsTarget[], cfg: Config) => Promise<FactsMap>,
 ): Promise<PlanRun | { usage: string }> {
   const validated = await validatePath(path);
   if ('usage' in validated) return validated;
@@ -44,7 +48,9 @@ export async function runPlan(
     now,
     stateDir: cfg.stateDir,
   });
+  const factsMap = facts ? await facts(factsTargets(model, observations), cfg) : undefined;
   const plan = planSite({
+    facts: factsMap,
     model,
     hosts: observations.hosts,
     leases: observations.leases,
@@ -79,4 +85,21 @@ function inventorySpec(
     };
   }
   return { kind: 'embedded', root, directory: inv.directory };
+}
+
+/** Nodes bpa applied before, with the packages the site asks their roles to carry. */
+function factsTargets(model: SiteModel, observations: Observations): FactsTarget[] {
+  const targets: FactsTarget[] = [];
+  for (const applied of observations.applied.clusters.values()) {
+    const cluster = model.clusters.find((c) => c.name === applied.cluster);
+    for (const n of applied.nodes) {
+      const names = new Set<string>();
+      for (const role of n.roles) {
+        for (const p of (role === 'master' ? cluster?.masterSoftware : cluster?.workerSoftware) ?? []) names.add(p.name);
+        for (const p of applied.packages[role] ?? []) names.add(p.name);
+      }
+      targets.push({ cluster: applied.cluster, node: n.name, ip: n.ip, packages: [...names].sort() });
+    }
+  }
+  return targets;
 }
