@@ -25,8 +25,21 @@ function hasCapabilities(bits: number[]): boolean {
   return bits.every((bit) => ((eff >> BigInt(bit)) & 1n) === 1n);
 }
 
+/** Whether the kernel mounts overlayfs (listed once the module is loaded or built in). */
+function hasOverlayfs(): boolean {
+  const listed = (): boolean =>
+    readFileSync('/proc/filesystems', 'utf8')
+      .split('\n')
+      .some((line) => line.trim().split(/\s+/).pop() === 'overlay');
+  if (listed()) return true;
+  spawnSync('modprobe', ['overlay'], { stdio: 'ignore' });
+  return listed();
+}
+
 /** Whether this machine can run a lab, and if not, why (for a test's skip message). */
-export function canRunLab(): { ok: true } | { ok: false; reason: string } {
+export function canRunLab(
+  opts: { isolatedPackages?: boolean } = {},
+): { ok: true } | { ok: false; reason: string } {
   if (process.platform !== 'linux') return { ok: false, reason: 'the lab needs Linux namespaces' };
   if (process.getuid?.() !== 0) return { ok: false, reason: 'the lab needs root' };
   // CAP_NET_ADMIN (12) for links and namespaces, CAP_SYS_ADMIN (21) for mounts and hostnames.
@@ -42,6 +55,9 @@ export function canRunLab(): { ok: true } | { ok: false; reason: string } {
   }
   if (spawnSync('ip', ['netns', 'list']).status !== 0) {
     return { ok: false, reason: '`ip netns list` fails: no network namespace support' };
+  }
+  if (opts.isolatedPackages && !hasOverlayfs()) {
+    return { ok: false, reason: 'isolated package state needs overlayfs, which this kernel lacks' };
   }
   return { ok: true };
 }

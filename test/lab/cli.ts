@@ -29,6 +29,7 @@ function summary(lab: Lab, ms: number): Record<string, unknown> {
     dir: lab.dir,
     bridge: lab.bridge,
     gatewayIp: lab.gatewayIp,
+    isolatedPackages: lab.isolatedPackages,
     leaseFile: lab.leaseFile,
     keyPath: lab.keyPath,
     knownHostsPath: lab.knownHostsPath,
@@ -83,6 +84,7 @@ program
   .option('--id <id>', 'lab id (1-6 of [a-z0-9]); random by default')
   .option('--no-dhcp', 'static addresses instead of dnsmasq leases')
   .option('--no-authorize-key', "do not pre-install bpa's key for root")
+  .option('--isolated-packages', 'give each host its own /etc /usr /var /opt (overlays) for apt')
   .option('--json', 'print the summary as JSON')
   .action(
     async (opts: {
@@ -90,6 +92,7 @@ program
       id?: string;
       dhcp: boolean;
       authorizeKey: boolean;
+      isolatedPackages?: boolean;
       json?: boolean;
     }) => {
       const t0 = Date.now();
@@ -98,6 +101,7 @@ program
         id: opts.id,
         withDhcp: opts.dhcp,
         authorizeKey: opts.authorizeKey,
+        isolatedPackages: opts.isolatedPackages ?? false,
         keep: true,
       });
       const ms = Date.now() - t0;

@@ -131,6 +131,7 @@ function startHolder(state: LabState, host: HostState, script: string): Promise<
     BPA_LAB_HOST_DIR: host.dir,
     BPA_LAB_ID: state.id,
     BPA_LAB_SETUP: state.hostSetup ?? '',
+    BPA_LAB_ISOLATE: state.isolatedPackages ? '1' : '',
   };
   const args = ['netns', 'exec', host.netns, 'unshare', '--uts', '--mount'];
   args.push('--propagation', 'private', 'sh', script);

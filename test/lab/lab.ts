@@ -73,6 +73,8 @@ export interface Lab {
   setLink(host: string, up: boolean): Promise<void>;
   /** Runs a command as root inside the host (its network, UTS and mount namespaces). */
   exec(host: string, argv: string[]): Promise<RunResult>;
+  /** Whether hosts have their own package state (see StartLabOptions.isolatedPackages). */
+  readonly isolatedPackages: boolean;
 }
 
 export interface StartLabOptions {
@@ -89,6 +91,12 @@ export interface StartLabOptions {
    * BPA_LAB_ID, BPA_LAB_HOST, BPA_LAB_HOST_DIR); mounts it makes are private to the host.
    */
   hostSetup?: string;
+  /**
+   * Default false. True: every host writes /etc, /usr, /var and /opt through its own overlay
+   * (upper directories in `<host dir>/overlay/`) and has its own /run, so apt-get and dpkg on
+   * one host change only that host. The hook runs after these mounts.
+   */
+  isolatedPackages?: boolean;
 }
 
 /** /24 prefixes ("a.b.c") of IPv4 addresses already configured on this machine. */
@@ -144,7 +152,7 @@ async function claimId(requested: string | undefined): Promise<{ id: string; dir
 
 /** Starts a lab of `hosts` hosts, in parallel; on any failure removes what it created and throws. */
 export async function startLab(opts: StartLabOptions): Promise<Lab> {
-  const check = canRunLab();
+  const check = canRunLab({ isolatedPackages: opts.isolatedPackages ?? false });
   if (!check.ok) throw new Error(`cannot run the test lab: ${check.reason}`);
   if (!Number.isInteger(opts.hosts) || opts.hosts < 0 || opts.hosts > MAX_HOSTS) {
     throw new Error(`hosts must be an integer from 0 to ${MAX_HOSTS}`);
@@ -176,6 +184,7 @@ export async function startLab(opts: StartLabOptions): Promise<Lab> {
     createdAt: new Date().toISOString(),
   };
   if (opts.hostSetup !== undefined) state.hostSetup = opts.hostSetup;
+  if (opts.isolatedPackages) state.isolatedPackages = true;
   await saveState(state);
   try {
     // sshd's privilege separation directory; the system sshd would create it too.

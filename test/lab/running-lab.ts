@@ -81,6 +81,9 @@ export class RunningLab implements Lab {
   get knownHostsPath(): string {
     return join(this.state.dir, 'known_hosts');
   }
+  get isolatedPackages(): boolean {
+    return this.state.isolatedPackages ?? false;
+  }
   get knownHostKeys(): Record<string, string> {
     return Object.fromEntries(this.state.hosts.map((h) => [h.name, h.hostKey]));
   }

@@ -46,6 +46,8 @@ export interface LabState {
   withDhcp: boolean;
   authorizeKey: boolean;
   hostSetup?: string;
+  /** Hosts get their own overlays over /etc /usr /var /opt and their own /run (absent: false). */
+  isolatedPackages?: boolean;
   hosts: HostState[];
   createdAt: string;
 }
