@@ -36,7 +36,13 @@ export class JobInstaller implements InstallerPort {
     const runs = path === 'addon' ? req.plugins.map((p) => ({ ...req, plugins: [p] })) : [req];
     for (const [i, r] of runs.entries()) {
       const mountPath = `${MOUNT_ROOT}/${r.cluster}`;
-      const command = expandCommand(this.opts.commands[path], { cluster: r.cluster, clusterDir: mountPath, inventory: `${mountPath}/hosts.ini`, plugins: r.plugins, nodes: r.nodes });
+      const command = expandCommand(this.opts.commands[path], {
+        cluster: r.cluster,
+        clusterDir: mountPath,
+        inventory: `${mountPath}/hosts.ini`,
+        plugins: r.plugins,
+        nodes: r.nodes,
+      });
       const stepName = runs.length > 1 ? `${path}-${i}` : path;
       await step.record({ job: stepName });
       const outcome = await runInstallerJob(
@@ -48,20 +54,37 @@ export class JobInstaller implements InstallerPort {
           step: stepName,
           image: this.opts.image,
           command,
-          clusterDir: { persistentVolumeClaim: { claimName: this.opts.stateClaim, subPath: `clusters/${r.cluster}` } },
+          clusterDir: {
+            persistentVolumeClaim: {
+              claimName: this.opts.stateClaim,
+              subPath: `clusters/${r.cluster}`,
+            },
+          },
           mountPath,
           sshKeySecret: this.opts.sshKeySecret,
           timeoutSeconds: this.opts.timeoutSeconds,
           serviceAccountName: this.opts.serviceAccountName,
         },
-        { onLog: (line) => this.opts.onLine?.(`[${r.cluster}] ${line}`), signal: this.opts.signal, retryFailed: step.previous?.status === 'failed' },
+        {
+          onLog: (line) => this.opts.onLine?.(`[${r.cluster}] ${line}`),
+          signal: this.opts.signal,
+          retryFailed: step.previous?.status === 'failed',
+        },
       );
       // The Job's pod logs are kept where a local installer's would be.
       const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-      await writeFileAtomic(join(r.clusterDir, 'logs', `${stepName}-job-${stamp}.log`), outcome.logs, 0o644);
+      await writeFileAtomic(
+        join(r.clusterDir, 'logs', `${stepName}-job-${stamp}.log`),
+        outcome.logs,
+        0o644,
+      );
       if (!outcome.succeeded) {
         const tail = outcome.logs.split('\n').filter(Boolean).slice(-5).join(' | ');
-        throw new BpaError('INSTALLER_FAILED', `installer Job ${path} for cluster ${r.cluster} failed${outcome.reason ? ` (${outcome.reason})` : ''}: ${outcome.message ?? tail}`, 'transient');
+        throw new BpaError(
+          'INSTALLER_FAILED',
+          `installer Job ${path} for cluster ${r.cluster} failed${outcome.reason ? ` (${outcome.reason})` : ''}: ${outcome.message ?? tail}`,
+          'transient',
+        );
       }
     }
   }

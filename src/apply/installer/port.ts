@@ -2,7 +2,12 @@ import { join } from 'node:path';
 import { BpaError, StalledError, TransientError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import type { InstallerPath, InstallerPort, InstallerRequest, StepHandle } from '../ports.js';
-import { expandCommand, findRunningInstaller, killProcessGroup, runLocalInstaller } from './local.js';
+import {
+  expandCommand,
+  findRunningInstaller,
+  killProcessGroup,
+  runLocalInstaller,
+} from './local.js';
 
 export interface InstallerCommands {
   provision: string;
@@ -19,7 +24,9 @@ export function defaultCommands(flavour: string): InstallerCommands {
     addon: 'ansible-playbook -i {inventory} configure-{plugins}.yml',
     remove: 'ansible-playbook -i {inventory} remove-node.yml -e node={nodes}',
   };
-  return flavour === 'kud' ? { ...kubespray, provision: 'installer --cluster {cluster} --plugins {plugins}' } : kubespray;
+  return flavour === 'kud'
+    ? { ...kubespray, provision: 'installer --cluster {cluster} --plugins {plugins}' }
+    : kubespray;
 }
 
 export interface LocalInstallerOptions {
@@ -48,7 +55,10 @@ export class LocalInstaller implements InstallerPort {
     const pidFile = join(req.clusterDir, 'installer.pid');
     const orphan = await findRunningInstaller(pidFile);
     if (orphan !== undefined) {
-      this.opts.log.warn({ cluster: req.cluster, pid: orphan }, 'an installer from an interrupted run is still running; stopping it before running again');
+      this.opts.log.warn(
+        { cluster: req.cluster, pid: orphan },
+        'an installer from an interrupted run is still running; stopping it before running again',
+      );
       await killProcessGroup(orphan, 10_000);
     }
     // The add-on path runs once per plugin, so `configure-{plugins}.yml` names one playbook.
@@ -56,8 +66,19 @@ export class LocalInstaller implements InstallerPort {
     for (const r of runs) await this.runOnce(path, r, step, pidFile);
   }
 
-  private async runOnce(path: InstallerPath, req: InstallerRequest, step: StepHandle, pidFile: string): Promise<void> {
-    const argv = expandCommand(this.opts.commands[path], { cluster: req.cluster, clusterDir: req.clusterDir, inventory: req.inventory, plugins: req.plugins, nodes: req.nodes });
+  private async runOnce(
+    path: InstallerPath,
+    req: InstallerRequest,
+    step: StepHandle,
+    pidFile: string,
+  ): Promise<void> {
+    const argv = expandCommand(this.opts.commands[path], {
+      cluster: req.cluster,
+      clusterDir: req.clusterDir,
+      inventory: req.inventory,
+      plugins: req.plugins,
+      nodes: req.nodes,
+    });
     const stamp = (this.opts.now?.() ?? new Date()).toISOString().replace(/[:.]/g, '-');
     const logName = `${path}-${stamp}.log`;
     await step.record({ installer: argv[0], logName, path });
@@ -75,10 +96,23 @@ export class LocalInstaller implements InstallerPort {
     if (result.exitCode === 0) return;
     const what = `installer ${path} for cluster ${req.cluster}`;
     const tail = result.tail.split('\n').filter(Boolean).slice(-5).join(' | ');
-    if (result.timedOut) throw new TransientError('INSTALLER_TIMEOUT', `${what} did not finish within ${Math.round(this.opts.timeoutMs / 1000)} s and was stopped (log: ${result.logFile}): ${tail}`);
-    if (result.aborted) throw new TransientError('INSTALLER_ABORTED', `${what} was stopped because bpa is shutting down (log: ${result.logFile})`);
-    const code = result.exitCode === null ? `was killed by ${result.signal}` : `exited ${result.exitCode}`;
-    throw new BpaError('INSTALLER_FAILED', `${what} ${code} (log: ${result.logFile}): ${tail}`, 'transient');
+    if (result.timedOut)
+      throw new TransientError(
+        'INSTALLER_TIMEOUT',
+        `${what} did not finish within ${Math.round(this.opts.timeoutMs / 1000)} s and was stopped (log: ${result.logFile}): ${tail}`,
+      );
+    if (result.aborted)
+      throw new TransientError(
+        'INSTALLER_ABORTED',
+        `${what} was stopped because bpa is shutting down (log: ${result.logFile})`,
+      );
+    const code =
+      result.exitCode === null ? `was killed by ${result.signal}` : `exited ${result.exitCode}`;
+    throw new BpaError(
+      'INSTALLER_FAILED',
+      `${what} ${code} (log: ${result.logFile}): ${tail}`,
+      'transient',
+    );
   }
 }
 
@@ -86,9 +120,18 @@ export class LocalInstaller implements InstallerPort {
 export function checkCommands(commands: InstallerCommands): void {
   for (const [path, template] of Object.entries(commands)) {
     try {
-      expandCommand(template, { cluster: 'c', clusterDir: '/d', inventory: '/d/hosts.ini', plugins: ['p'], nodes: ['n'] });
+      expandCommand(template, {
+        cluster: 'c',
+        clusterDir: '/d',
+        inventory: '/d/hosts.ini',
+        plugins: ['p'],
+        nodes: ['n'],
+      });
     } catch (err: unknown) {
-      throw new StalledError('INSTALLER_COMMAND_INVALID', `installer ${path} command ${JSON.stringify(template)}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new StalledError(
+        'INSTALLER_COMMAND_INVALID',
+        `installer ${path} command ${JSON.stringify(template)}: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   }
 }

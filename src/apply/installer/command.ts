@@ -1,0 +1,111 @@
+/**
+ * The installer's command line from an operator's template. The template is split into argv
+ * before any value is put in, and the command runs without a shell, so a value can never add
+ * an argument or a command. Values are validated all the same: a name that reaches a playbook
+ * as `--limit` or `-e` must not be able to start an option or carry a pattern.
+ */
+import { isAbsolute } from 'node:path';
+import { StalledError } from '../../util/errors.js';
+
+export interface InstallerVars {
+  cluster: string;
+  /** Absolute path of the cluster directory (KUD's layout). */
+  clusterDir: string;
+  /** Absolute path of `<clusterDir>/hosts.ini`. */
+  inventory: string;
+  plugins: string[];
+  /** For the scale and remove paths: only these nodes. */
+  nodes: string[];
+}
+
+const PLACEHOLDERS = ['cluster', 'clusterDir', 'inventory', 'plugins', 'nodes'] as const;
+type Placeholder = (typeof PLACEHOLDERS)[number];
+
+const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+const PLUGIN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+// Names an inventory pattern means something else by: `--limit all` would act on every host.
+const RESERVED_NODE_NAMES = new Set([
+  'all',
+  'ungrouped',
+  'localhost',
+  'etcd',
+  'kube-master',
+  'kube-node',
+  'k8s-cluster',
+  'ovn-central',
+  'ovn-controller',
+  'virtlet',
+]);
+// Printable, no whitespace: a path lands in one argument, and a log line shows it unambiguously.
+const PATH = /^[^\s\p{Cc}]+$/u;
+
+function invalid(message: string): StalledError {
+  return new StalledError('INVALID_INSTALLER_COMMAND', message);
+}
+
+function checkPath(what: string, value: string): string {
+  if (!isAbsolute(value) || !PATH.test(value)) {
+    throw invalid(`${what} ${JSON.stringify(value)} must be an absolute path without spaces`);
+  }
+  return value;
+}
+
+function checkList(what: string, values: readonly string[], pattern: RegExp): string {
+  for (const v of values) {
+    if (!pattern.test(v)) throw invalid(`${what} ${JSON.stringify(v)} is not a valid name`);
+  }
+  return values.join(',');
+}
+
+function values(vars: InstallerVars): Record<Placeholder, () => string> {
+  return {
+    cluster: () => {
+      if (!SUBDOMAIN.test(vars.cluster)) {
+        throw invalid(`cluster name ${JSON.stringify(vars.cluster)} is not a valid name`);
+      }
+      return vars.cluster;
+    },
+    clusterDir: () => checkPath('cluster directory', vars.clusterDir),
+    inventory: () => checkPath('inventory', vars.inventory),
+    plugins: () => checkList('plugin', vars.plugins, PLUGIN),
+    nodes: () => {
+      // An empty limit would let a scale or remove path act on every host of the inventory.
+      if (vars.nodes.length === 0) {
+        throw invalid('the command uses {nodes} but no nodes were given');
+      }
+      const reserved = vars.nodes.find((n) => RESERVED_NODE_NAMES.has(n));
+      if (reserved !== undefined) {
+        throw invalid(
+          `node name ${JSON.stringify(reserved)} is an inventory group or pattern name`,
+        );
+      }
+      return checkList('node name', vars.nodes, LABEL);
+    },
+  };
+}
+
+const isPlaceholder = (name: string): name is Placeholder =>
+  (PLACEHOLDERS as readonly string[]).includes(name);
+
+/**
+ * Splits `template` on whitespace into argv, then replaces `{cluster}`, `{clusterDir}`,
+ * `{inventory}`, `{plugins}` and `{nodes}` (lists comma-joined) inside each argument. Only the
+ * values a template uses are validated, so a cluster template need not be given any nodes.
+ */
+export function expandCommand(template: string, vars: InstallerVars): string[] {
+  const words = template.split(/\s+/).filter((w) => w !== '');
+  if (words.length === 0) throw invalid('the installer command is empty');
+  const get = values(vars);
+  return words.map((word, index) => {
+    const expanded = word.replace(/\{([^{}]*)\}/g, (_, name: string) => {
+      if (!isPlaceholder(name)) {
+        const known = PLACEHOLDERS.map((p) => `{${p}}`).join(' ');
+        throw invalid(`unknown placeholder {${name}} in the installer command (known: ${known})`);
+      }
+      return get[name]();
+    });
+    if (index === 0 && expanded === '') throw invalid('the installer command names no program');
+    return expanded;
+  });
+}

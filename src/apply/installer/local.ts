@@ -1,0 +1,266 @@
+/**
+ * Runs a cluster installer (KUD, Kubespray, the reference playbook) as a local process: in
+ * its own process group so a timeout ends everything it started, its output appended to a
+ * log file in the cluster directory and passed on line by line, never through a shell.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { WriteStream } from 'node:fs';
+import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { createInterface, type Interface } from 'node:readline';
+import { BpaError, StalledError, messageOf, sanitize } from '../../util/errors.js';
+import { removePidFile, writePidFile } from './pid-file.js';
+import { killProcessGroup, waitForExit } from './process.js';
+
+export { expandCommand, type InstallerVars } from './command.js';
+export { findRunningInstaller } from './pid-file.js';
+export { killProcessGroup, waitForExit } from './process.js';
+
+export interface RunResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** Ended because the caller's AbortSignal fired. */
+  aborted: boolean;
+  logFile: string;
+  durationMs: number;
+  /** The last lines of output, for errors and the status report. */
+  tail: string;
+}
+
+export interface RunOptions {
+  /** The cluster directory. */
+  cwd: string;
+  /** `<clusterDir>/logs`; created if missing. */
+  logDir: string;
+  /** A plain file name, e.g. `provision-cluster-<timestamp>.log`. */
+  logName: string;
+  timeoutMs: number;
+  /** Added to (overriding) the environment bpa runs with. */
+  env?: Record<string, string>;
+  /** Each output line, already redacted; the caller adds the `[cluster] ` prefix. */
+  onLine?: (line: string) => void;
+  /** Ends the installer (its whole process group) when fired. */
+  signal?: AbortSignal;
+  /** Where to record the child's PID, for findRunningInstaller after a restart of bpa. */
+  pidFile?: string;
+  /** Strings masked as `***` wherever they appear in the output (passwords, tokens). */
+  secrets?: string[];
+  /** Between SIGTERM and SIGKILL when the installer is ended; default 5 s. */
+  killGraceMs?: number;
+}
+
+const TAIL_LINES = 20;
+const LOG_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+// Output still arriving after the installer ended comes from a process it left behind
+// holding the pipe; it is not waited for longer than this.
+const DRAIN_MS = 2_000;
+
+function redactor(secrets: readonly string[] | undefined): (line: string) => string {
+  const masked = (secrets ?? []).filter((s) => s.length > 0);
+  return (line) => {
+    let out = sanitize(line);
+    for (const s of masked) out = out.split(s).join('***');
+    return out;
+  };
+}
+
+async function checkCwd(cwd: string): Promise<void> {
+  const info = await stat(cwd).catch(() => undefined);
+  if (!info?.isDirectory()) {
+    throw new StalledError('INSTALLER_CWD_MISSING', `cluster directory ${cwd} does not exist`);
+  }
+}
+
+/** Why the program could not be started, as a BpaError the report can show. */
+function startError(program: string, err: NodeJS.ErrnoException): BpaError {
+  if (err.code === 'ENOENT') {
+    return new StalledError(
+      'INSTALLER_NOT_FOUND',
+      `installer program ${JSON.stringify(program)} not found (is it installed, and on PATH or given by an absolute path?)`,
+      { cause: err },
+    );
+  }
+  if (err.code === 'EACCES') {
+    return new StalledError(
+      'INSTALLER_NOT_EXECUTABLE',
+      `installer program ${JSON.stringify(program)} is not executable`,
+      { cause: err },
+    );
+  }
+  return new BpaError(
+    'INSTALLER_START_FAILED',
+    `installer program ${JSON.stringify(program)} could not be started: ${err.message}`,
+    'transient',
+    { cause: err },
+  );
+}
+
+function closed(rl: Interface): Promise<void> {
+  return new Promise((res) => rl.once('close', res));
+}
+
+async function openLog(path: string): Promise<WriteStream> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'a', 0o600);
+  } catch (err) {
+    throw new StalledError(
+      'INSTALLER_LOG_FAILED',
+      `cannot write the installer log ${path}: ${messageOf(err)}`,
+      {
+        cause: err,
+      },
+    );
+  }
+  const stream = handle.createWriteStream();
+  // A write error later (a full disk) loses log lines but must not end bpa or the installer.
+  stream.on('error', () => undefined);
+  return stream;
+}
+
+function endLog(log: WriteStream): Promise<void> {
+  return new Promise((res) => {
+    if (log.destroyed) return res();
+    log.once('close', res);
+    log.end();
+  });
+}
+
+function startChild(program: string, argv: string[], opts: RunOptions): Promise<ChildProcess> {
+  return new Promise((res, rej) => {
+    const child = spawn(program, argv.slice(1), {
+      cwd: opts.cwd,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: opts.env ? { ...process.env, ...opts.env } : process.env,
+    });
+    child.once('spawn', () => res(child));
+    child.once('error', (err: NodeJS.ErrnoException) => rej(startError(argv[0] ?? program, err)));
+  });
+}
+
+const describeEnd = (r: Omit<RunResult, 'tail' | 'logFile'>): string => {
+  const how = r.exitCode !== null ? `exit ${r.exitCode}` : `signal ${r.signal ?? '?'}`;
+  const why = r.timedOut ? ' (timed out, process group killed)' : r.aborted ? ' (aborted)' : '';
+  return `${how}${why} after ${(r.durationMs / 1000).toFixed(1)} s`;
+};
+
+/**
+ * Runs `argv` (from expandCommand) in `opts.cwd` and resolves when it has ended, whatever its
+ * exit status: a failed install is a result for the caller to judge, not an exception. Throws
+ * only when the program cannot be started (a BpaError: INSTALLER_NOT_FOUND, …). A program path
+ * with a slash that is not absolute is taken relative to bpa's working directory, not the
+ * cluster directory.
+ */
+export async function runLocalInstaller(argv: string[], opts: RunOptions): Promise<RunResult> {
+  const first = argv[0];
+  if (first === undefined || first === '') {
+    throw new StalledError('INVALID_INSTALLER_COMMAND', 'the installer command is empty');
+  }
+  if (!LOG_NAME.test(opts.logName)) {
+    throw new StalledError(
+      'INVALID_INSTALLER_COMMAND',
+      `log name ${JSON.stringify(opts.logName)} is not a plain file name`,
+    );
+  }
+  opts.signal?.throwIfAborted();
+  await checkCwd(opts.cwd);
+  await mkdir(opts.logDir, { recursive: true, mode: 0o750 });
+  const logFile = join(opts.logDir, opts.logName);
+  // Opened before the installer starts: an installer whose log cannot be written is not run.
+  const log = await openLog(logFile);
+  const redact = redactor(opts.secrets);
+  const startedAt = new Date();
+  const command = redact(argv.join(' '));
+  log.write(`# bpa: ${startedAt.toISOString()} start: ${command} (in ${opts.cwd})\n`);
+
+  const program = first.includes('/') ? resolve(first) : first;
+  let child: ChildProcess;
+  try {
+    child = await startChild(program, argv, opts);
+  } catch (err) {
+    log.write(`# bpa: could not start: ${messageOf(err)}\n`);
+    await endLog(log);
+    throw err;
+  }
+  const pid = child.pid as number;
+
+  const tail: string[] = [];
+  const onLine = (raw: string): void => {
+    const line = redact(raw);
+    log.write(`${line}\n`);
+    tail.push(line);
+    if (tail.length > TAIL_LINES) tail.shift();
+    try {
+      opts.onLine?.(line);
+    } catch {
+      // A failing display callback must not cut the installer's log short.
+    }
+  };
+  const readers = [child.stdout, child.stderr].map((stream) => {
+    const rl = createInterface({ input: stream as NodeJS.ReadableStream, crlfDelay: Infinity });
+    rl.on('line', onLine);
+    return rl;
+  });
+  const drained = Promise.all(readers.map(closed));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+    child.once('exit', (code, signal) => res({ code, signal })),
+  );
+
+  let timedOut = false;
+  let aborted = false;
+  let killing: Promise<boolean> | undefined;
+  const grace = opts.killGraceMs ?? 5_000;
+  const kill = (): void => {
+    killing ??= killProcessGroup(pid, grace);
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill();
+  }, opts.timeoutMs);
+  const onAbort = (): void => {
+    aborted = true;
+    kill();
+  };
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+  // An installer a restarted bpa could not find might be started twice: better not run it.
+  let recordError: BpaError | undefined;
+  try {
+    if (opts.pidFile !== undefined) await writePidFile(opts.pidFile, pid, startedAt);
+  } catch (err) {
+    // An installer that has already ended needs no record (one that is ending has lost its
+    // command line but not yet its process: give it a moment).
+    if (!(await waitForExit(pid, 500))) {
+      recordError = new BpaError(
+        'INSTALLER_START_FAILED',
+        `could not record the installer's PID in ${opts.pidFile}: ${messageOf(err)}`,
+        'transient',
+        { cause: err },
+      );
+      log.write(`# bpa: ${recordError.message}; ending it\n`);
+      kill();
+    }
+  }
+
+  const { code, signal } = await exited;
+  clearTimeout(timer);
+  opts.signal?.removeEventListener('abort', onAbort);
+  // Whatever the ended installer left in its group is ended with it.
+  if (killing) await killing;
+  const late = setTimeout(() => {
+    for (const rl of readers) rl.close();
+    for (const s of [child.stdout, child.stderr]) s?.destroy();
+  }, DRAIN_MS);
+  await drained;
+  clearTimeout(late);
+
+  const durationMs = Date.now() - startedAt.getTime();
+  const ended = { exitCode: code, signal, timedOut, aborted, durationMs };
+  log.write(`# bpa: ${new Date().toISOString()} end: ${describeEnd(ended)}\n`);
+  await endLog(log);
+  if (opts.pidFile !== undefined) await removePidFile(opts.pidFile).catch(() => undefined);
+  if (recordError) throw recordError;
+  return { ...ended, logFile, tail: tail.join('\n') };
+}
