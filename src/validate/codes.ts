@@ -51,6 +51,7 @@ export const CODES = {
   DUPLICATE_SOFTWARE: { severity: 'error', summary: 'a cluster has more than one Software document', fix: 'keep one Software per cluster, or merge the lists' },
   UNUSED_SOFTWARE: { severity: 'warning', summary: 'a Software document belongs to no cluster with a Provisioning', fix: 'check its cluster label, or remove it' },
   DUPLICATE_PACKAGE: { severity: 'error', summary: 'a package is listed twice for the same role', fix: 'keep one entry per package; put the version pin on it' },
+  RESERVED_NODE_NAME: { severity: 'error', summary: 'a node name is also an inventory group or keyword (all, localhost, etcd, kube-master, …)', fix: 'rename the node: installers select nodes by name, and this name would select a whole group' },
   DUPLICATE_NODE: { severity: 'error', summary: 'a node name appears twice in the same role list', fix: 'remove the repeated entry; the same name under masters and workers is allowed (one dual-role node)' },
   DUAL_ROLE_MISMATCH: { severity: 'error', summary: 'a dual-role node gives different MACs (or resources) under masters and workers', fix: 'give the same MAC in both entries, or leave one entry empty' },
   DUPLICATE_MAC: { severity: 'error', summary: 'one MAC address is given to two nodes in the site', fix: 'each MAC names one host: fix the typo or remove one of the nodes' },

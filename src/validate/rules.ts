@@ -217,6 +217,12 @@ function buildCluster(name: string, clusterDoc: Doc | undefined, prov: Doc, soft
 
 const FIELDS = ['mac', 'cpu', 'memoryBytes', 'sriov', 'qat'] as const;
 
+/** Names Ansible reads as groups or keywords in an inventory or a --limit pattern. */
+const RESERVED_NODE_NAMES = new Set([
+  'all', 'ungrouped', 'localhost', 'etcd', 'kube-master', 'kube-node', 'k8s-cluster', 'ovn-central', 'ovn-controller', 'virtlet',
+  'kube-control-plane', 'calico-rr', 'bastion',
+]);
+
 function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
   const s = spec(prov);
   const nodes = new Map<string, NodeSpec>();
@@ -233,6 +239,9 @@ function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
         return;
       }
       seen.add(name);
+      if (RESERVED_NODE_NAMES.has(name)) {
+        problems.push(error('RESERVED_NODE_NAME', `node "${name}" has the name of an inventory group or keyword; installers select nodes by name (--limit), and this one would select a group`, at(prov, ptr)));
+      }
       if (role === 'master') masters++;
       const fields = nodeFields((entry[name] ?? {}) as Record<string, unknown>);
       const existing = nodes.get(name);

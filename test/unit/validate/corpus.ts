@@ -66,6 +66,8 @@ export const INVALID_CASES: Case[] = [
   { name: 'node name with underscore', files: edit(P, 'worker-1:', 'worker_1:'), expect: [{ code: 'INVALID_NODE_NAME', file: P, line: 15 }] },
   { name: 'node name uppercase', files: edit(P, 'worker-1:', 'Worker-1:'), expect: [{ code: 'INVALID_NODE_NAME', file: P, line: 15 }] },
   { name: 'node name too long', files: edit(P, 'worker-1:', `w${'x'.repeat(63)}:`), expect: [{ code: 'INVALID_NODE_NAME', file: P, line: 15 }] },
+  { name: 'node name is an inventory group', files: edit(P, 'worker-1:', 'etcd:'), expect: [{ code: 'RESERVED_NODE_NAME', file: P, line: 15 }] },
+  { name: 'node name is localhost', files: edit(P, 'master-1:', 'localhost:'), expect: [{ code: 'RESERVED_NODE_NAME', file: P, line: 10 }] },
   { name: 'node name with shell syntax', files: edit(P, 'worker-1:', '"w;reboot":'), expect: [{ code: 'INVALID_NODE_NAME', file: P, line: 15 }] },
 
   // --- Values
