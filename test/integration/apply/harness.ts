@@ -1,0 +1,126 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Lab } from '../../lab/lab.js';
+
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const BPA = join(ROOT, 'bin', 'bpa');
+export const REFERENCE = join(ROOT, 'installer', 'reference', 'run.sh');
+
+export interface BpaResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The flags that point bpa at a lab and the reference installer. */
+export function labArgs(lab: Lab, state: string, extra: string[] = []): string[] {
+  return [
+    '--state', state,
+    '--leases', lab.leaseFile,
+    '--ssh-key', lab.keyPath,
+    '--installer-command', `${REFERENCE} cluster {clusterDir} {inventory}`,
+    '--scale-command', `${REFERENCE} scale {clusterDir} {inventory} {nodes}`,
+    '--remove-command', `${REFERENCE} remove {clusterDir} {inventory} {nodes}`,
+    '--addon-command', `${REFERENCE} addon {clusterDir} {inventory} {plugins}`,
+    '--log-level', 'info',
+    ...extra,
+  ];
+}
+
+/** Runs bin/bpa as a process (the installer sees its environment). */
+export function bpa(args: string[], env: Record<string, string> = {}, timeoutMs = 240_000): Promise<BpaResult> {
+  return new Promise((resolve) => {
+    execFile(BPA, args, { env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 1 << 26 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+export function spawnBpa(args: string[], env: Record<string, string> = {}): ChildProcess {
+  return spawn(BPA, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export interface JournalStep {
+  key: string;
+  action: string;
+  step: string;
+  status: string;
+  attempt: number;
+}
+
+export async function journal(state: string, cluster: string): Promise<JournalStep[]> {
+  try {
+    return (JSON.parse(await readFile(join(state, 'clusters', cluster, 'journal.json'), 'utf8')) as { steps: JournalStep[] }).steps;
+  } catch {
+    return [];
+  }
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export function applied(state: string, cluster: string): boolean {
+  return existsSync(join(state, 'clusters', cluster, 'applied.json'));
+}
+
+export async function logs(state: string, cluster: string): Promise<string[]> {
+  try {
+    return (await readdir(join(state, 'clusters', cluster, 'logs'))).sort();
+  } catch {
+    return [];
+  }
+}
+
+export async function marker(lab: Lab, host: string): Promise<string> {
+  const r = await lab.exec(host, ['cat', '/etc/bpa-reference/roles']).catch(() => undefined);
+  return r?.stdout ?? '';
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the lab and the reference installer can run here; prints the reason if not. */
+export function labReady(canRun: { ok: true } | { ok: false; reason: string }): boolean {
+  if (!canRun.ok) {
+    console.log(`    skipped: ${canRun.reason}`);
+    return false;
+  }
+  if (!['/usr/bin/ansible-playbook', '/usr/local/bin/ansible-playbook'].some((p) => existsSync(p))) {
+    console.log('    skipped: ansible-playbook is not installed (Debian package ansible-core)');
+    return false;
+  }
+  return true;
+}
+
+export async function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.pid === undefined) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+/** The PID recorded in `<clusterDir>/installer.pid`, if any. */
+export async function installerPid(state: string, cluster: string): Promise<number | undefined> {
+  try {
+    const rec = JSON.parse(await readFile(join(state, 'clusters', cluster, 'installer.pid'), 'utf8')) as { pid?: unknown };
+    return typeof rec.pid === 'number' ? rec.pid : undefined;
+  } catch {
+    return undefined;
+  }
+}

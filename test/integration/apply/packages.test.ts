@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canRunAptLab, startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
+import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
+import { bpa, labArgs, labReady, marker } from './harness.js';
+import { updateLabSite, writeLabSite, type LabSiteOptions } from './lab-site.js';
+
+/** Real apt-get and dpkg on lab hosts with their own package databases, offline, from a local repository. */
+describe('apply: packages on lab hosts', function () {
+  this.timeout(600_000);
+  let lab: Lab | undefined;
+  let repo: AptRepo | undefined;
+  let tmp: string;
+  let site: string;
+  let state: string;
+
+  const nodes: LabSiteOptions['nodes'] = [
+    { name: 'master-1', roles: ['master'], host: 0 },
+    { name: 'worker-1', roles: ['worker'], host: 1 },
+    { name: 'worker-2', roles: ['worker'], host: 2 },
+  ];
+  const siteDoc = (): string => `apiVersion: bpa.akraino.org/v1alpha1\nkind: Site\nmetadata:\n  name: lab\nspec:\n  packageMirror: "${repo?.sourceLine}"\n`;
+  const setSite = async (opts: Partial<LabSiteOptions>): Promise<void> => {
+    await updateLabSite(site, lab!.hosts, { cluster: 'pk', nodes, extraSite: siteDoc(), ...opts });
+  };
+  const installed = async (host: string, pkg: string): Promise<string | null> => {
+    const r = await lab!.exec(host, ['dpkg-query', '-W', '-f=${db:Status-Abbrev} ${Version}', pkg]).catch(() => undefined);
+    const [status, version] = (r?.stdout ?? '').trim().split(/\s+/);
+    return status?.startsWith('ii') && version ? version : null;
+  };
+  const reconcile = (extra: string[] = []): ReturnType<typeof bpa> => bpa(['reconcile', '--once', site, ...labArgs(lab!, state, extra)]);
+
+  before(async function () {
+    if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
+    const apt = await canRunAptLab();
+    if (!apt.ok) {
+      console.log(`    skipped: ${apt.reason}`);
+      this.skip();
+    }
+    lab = await startLab({ hosts: 3, isolatedPackages: true });
+    repo = await startAptRepo(lab, [
+      { name: 'bpa-test-a', version: '1.0-1' },
+      { name: 'bpa-test-a', version: '2.0-1' },
+      { name: 'bpa-test-b', version: '1.0-1' },
+      { name: 'bpa-test-c', version: '1.0-1' },
+      { name: 'bpa-test-x', version: '1.0-1' },
+    ]);
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-packages-'));
+    state = join(tmp, 'state');
+    site = await writeLabSite(lab.hosts, { cluster: 'pk', nodes, masterSoftware: ['bpa-test-a: {version: 1.0-1}'], workerSoftware: ['bpa-test-b'], extraSite: siteDoc() }, join(tmp, 'site'));
+  });
+  after(async () => {
+    await repo?.stop();
+    await lab?.stop();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('installs the ICN Software shape on masters and workers, with a version pin, from the offline mirror', async () => {
+    const r = await reconcile();
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /master-1 +\+bpa-test-a=1\.0-1/);
+    assert.match(r.stdout, /✓ install-packages/);
+    assert.equal(await installed('h1', 'bpa-test-a'), '1.0-1');
+    assert.equal(await installed('h1', 'bpa-test-b'), null, 'masters do not get worker packages');
+    assert.equal(await installed('h2', 'bpa-test-b'), '1.0-1');
+    assert.equal(await installed('h3', 'bpa-test-b'), '1.0-1');
+    assert.match(await lab!.exec('h1', ['cat', '/etc/apt/sources.list.d/bpa-mirror.list']).then((x) => x.stdout), /trusted=yes/);
+    const again = await reconcile();
+    assert.match(again.stdout, /No changes/, 'facts match: nothing to do');
+  });
+
+  it('upgrades when the pin is bumped, showing before → after', async () => {
+    await setSite({ masterSoftware: ['bpa-test-a: {version: 2.0-1}'], workerSoftware: ['bpa-test-b'] });
+    const r = await reconcile();
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /master-1 +~bpa-test-a 1\.0-1 → 2\.0-1/);
+    assert.match(r.stdout, /✓ upgrade-packages master-1/);
+    assert.equal(await installed('h1', 'bpa-test-a'), '2.0-1');
+  });
+
+  it('detects drift (a package removed by hand) and repairs it', async () => {
+    await lab!.exec('h2', ['dpkg', '-r', 'bpa-test-b']);
+    assert.equal(await installed('h2', 'bpa-test-b'), null);
+    const r = await reconcile();
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /fix-drift +nodes differ from what was applied: worker-1 has bpa-test-b not installed/);
+    assert.equal(await installed('h2', 'bpa-test-b'), '1.0-1');
+    assert.equal(await installed('h3', 'bpa-test-b'), '1.0-1');
+  });
+
+  it('a package that does not exist: an error naming the package and the host', async () => {
+    await setSite({ masterSoftware: ['bpa-test-a: {version: 2.0-1}'], workerSoftware: ['bpa-test-b', 'bpa-test-nope'] });
+    const r = await reconcile();
+    assert.equal(r.code, 1);
+    assert.match(r.stdout, /worker-1: PACKAGE_NOT_FOUND: worker-1: package bpa-test-nope is not available from the node's apt sources/);
+    assert.match(r.stdout, /worker-2: PACKAGE_NOT_FOUND/);
+  });
+
+  it('one host down: the others still converge, and the report marks that host', async () => {
+    await setSite({ masterSoftware: ['bpa-test-a: {version: 2.0-1}'], workerSoftware: ['bpa-test-b', 'bpa-test-c'] });
+    await lab!.stopSshd('h3');
+    try {
+      const r = await reconcile();
+      assert.equal(r.code, 1);
+      assert.match(r.stdout, /note: node worker-2 is unreachable, its packages were not checked/);
+      assert.match(r.stdout, /worker-2: SSH_UNREACHABLE/);
+      assert.equal(await installed('h2', 'bpa-test-c'), '1.0-1', 'the reachable worker converged');
+    } finally {
+      await lab!.startSshd('h3');
+    }
+    const r = await reconcile();
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(await installed('h3', 'bpa-test-c'), '1.0-1');
+  });
+
+  it('with --prune: removes packages dropped from the site, never packages bpa did not manage', async () => {
+    await lab!.exec('h2', ['apt-get', 'install', '-y', '-q', 'bpa-test-x']);
+    await setSite({ masterSoftware: ['bpa-test-a: {version: 2.0-1}'], workerSoftware: ['bpa-test-b'] });
+    const noPrune = await reconcile();
+    assert.equal(noPrune.code, 0);
+    assert.match(noPrune.stdout, /bpa-test-c no longer listed; run with --prune/);
+    assert.equal(await installed('h2', 'bpa-test-c'), '1.0-1');
+    const r = await reconcile(['--prune']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /✓ remove-packages worker-1, worker-2/);
+    assert.equal(await installed('h2', 'bpa-test-c'), null);
+    assert.equal(await installed('h2', 'bpa-test-x'), '1.0-1', 'a package installed by hand is left alone');
+  });
+
+  it('with --prune: remove-nodes runs the remove path for the removed node only', async () => {
+    await setSite({ nodes: nodes.slice(0, 2), masterSoftware: ['bpa-test-a: {version: 2.0-1}'], workerSoftware: ['bpa-test-b'] });
+    const kept = await reconcile();
+    assert.match(kept.stdout, /worker-2 is no longer in the site; run with --prune/);
+    const r = await reconcile(['--prune']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /✓ remove-nodes worker-2/);
+    assert.equal(await marker(lab!, 'h3'), '', 'the removed node lost its role marker');
+    assert.match(await marker(lab!, 'h2'), /kube-node/, 'the other worker keeps its role');
+    const appliedState = JSON.parse(await readFile(join(state, 'clusters', 'pk', 'applied.json'), 'utf8')) as { nodes: Array<{ name: string }> };
+    assert.deepEqual(appliedState.nodes.map((n) => n.name), ['master-1', 'worker-1']);
+    assert.match(await readFile(join(state, 'clusters', 'pk', 'pk-configmap.yaml'), 'utf8'), /^(?![\s\S]*worker-2)/);
+  });
+});
