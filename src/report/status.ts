@@ -1,0 +1,252 @@
+import { stringify } from 'yaml';
+import type { ApplyResult, ClusterOutcome } from '../apply/engine.js';
+import type { FactsMap } from '../observe/facts.js';
+import { factsKey } from '../observe/facts.js';
+import type { Plan } from '../plan/index.js';
+import type { AppliedState } from '../state/applied.js';
+import { sanitize } from '../util/errors.js';
+import type { Problem } from '../util/problem.js';
+import type { SiteModel } from '../validate/model.js';
+
+export const STATUS_DIR = 'status';
+const API_VERSION = 'bpa.akraino.org/v1alpha1';
+
+export type Phase = 'Ready' | 'Provisioning' | 'Degraded' | 'Failed' | 'Blocked' | 'Rejected';
+
+export interface Condition {
+  type: 'Ready' | 'Reconciling' | 'Stalled';
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+}
+
+export interface LastOperation {
+  action: string;
+  nodes: string[];
+  startedAt?: string;
+  endedAt?: string;
+  result: string;
+  message?: string;
+}
+
+export interface ClusterStatusDoc {
+  apiVersion: string;
+  kind: 'ClusterStatus';
+  metadata: { name: string; labels?: Record<string, string> };
+  status: {
+    phase: Phase;
+    conditions: Condition[];
+    source: { revision?: string; planHash?: string };
+    nodes: Array<{ name: string; roles: string[]; host: string; mac: string; ip: string; reachable?: boolean; packages?: Record<string, string | null> }>;
+    plugins: string[];
+    lastOperation?: LastOperation[];
+    notes?: string[];
+    errors?: Array<{ code: string; message: string; file?: string; line?: number }>;
+  };
+}
+
+export interface SiteStatusDoc {
+  apiVersion: string;
+  kind: 'SiteStatus';
+  metadata: { name: string };
+  status: {
+    phase: Phase;
+    conditions: Condition[];
+    source: { revision?: string; appliedRevision?: string };
+    clusters: Array<{ name: string; phase: Phase }>;
+    errors?: Array<{ code: string; message: string; file?: string; line?: number }>;
+  };
+}
+
+export interface ReportInput {
+  /** The revision this reconcile looked at (git sha or site digest). */
+  revision?: string;
+  /** The last revision applied successfully (after this reconcile). */
+  appliedRevision?: string;
+  model?: SiteModel;
+  /** Errors that rejected the revision (validation), with file and line. */
+  rejected?: Problem[];
+  plan?: Plan;
+  result?: ApplyResult;
+  applied: AppliedState;
+  facts?: FactsMap;
+  /** Previous reports by path, to keep times and operations when nothing changed. */
+  previous: ReadonlyMap<string, unknown>;
+  now: string;
+}
+
+/**
+ * The status files of one reconcile: `status/<cluster>.yaml` and `status/site.yaml`. Pure and
+ * deterministic: when nothing changed, the text is identical (times are carried over from the
+ * previous report), so no commit is made. Nothing secret is ever written: messages are
+ * sanitized, and only names, addresses, versions and phases are reported.
+ */
+export function buildReports(input: ReportInput): Map<string, string> {
+  const files = new Map<string, string>();
+  const clusters: Array<{ name: string; phase: Phase }> = [];
+  if (input.rejected?.length) {
+    // An invalid revision changes nothing: the clusters keep their last reports.
+    for (const doc of input.previous.values()) {
+      const prev = doc as ClusterStatusDoc | undefined;
+      if (prev?.kind === 'ClusterStatus') clusters.push({ name: prev.metadata.name, phase: prev.status.phase });
+    }
+  } else {
+    const names = new Set<string>([...(input.model?.clusters.map((c) => c.name) ?? []), ...input.applied.clusters.keys()]);
+    for (const name of [...names].sort()) {
+      const doc = clusterStatus(name, input);
+      clusters.push({ name, phase: doc.status.phase });
+      files.set(`${STATUS_DIR}/${name}.yaml`, render(doc));
+    }
+  }
+  files.set(`${STATUS_DIR}/site.yaml`, render(siteStatus(input, clusters)));
+  return files;
+}
+
+function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
+  const path = `${STATUS_DIR}/${name}.yaml`;
+  const prev = input.previous.get(path) as ClusterStatusDoc | undefined;
+  const model = input.model?.clusters.find((c) => c.name === name);
+  const planned = input.plan?.clusters.find((c) => c.cluster === name);
+  const outcome = input.result?.clusters.find((c) => c.cluster === name);
+  const applied = input.applied.clusters.get(name);
+  const planProblems = (input.plan?.problems ?? []).filter((p) => p.message.startsWith(`cluster ${name}:`));
+  const unreachable = (applied?.nodes ?? []).filter((n) => input.facts?.get(factsKey(name, n.name))?.reachable === false);
+
+  let phase: Phase;
+  let reason: string;
+  let message: string;
+  if (planProblems.length) {
+    phase = 'Blocked';
+    reason = planProblems[0]?.code ?? 'Blocked';
+    message = planProblems.map((p) => p.message).join('; ');
+  } else if (outcome?.result === 'failed') {
+    const failed = outcome.actions.find((a) => a.result === 'failed');
+    phase = applied ? 'Degraded' : 'Failed';
+    reason = failed?.error?.code ?? 'ApplyFailed';
+    message = `${failed?.kind ?? 'apply'} failed: ${failed?.error?.message ?? ''}`;
+  } else if (!model) {
+    phase = 'Degraded';
+    reason = 'RemovedFromSite';
+    message = 'the cluster is no longer in the site; run with prune to remove its nodes';
+  } else if (!applied) {
+    phase = 'Provisioning';
+    reason = 'NotApplied';
+    message = 'the cluster has not been provisioned yet';
+  } else if (unreachable.length) {
+    phase = 'Degraded';
+    reason = 'NodesUnreachable';
+    message = `unreachable: ${unreachable.map((n) => n.name).join(', ')}`;
+  } else {
+    phase = 'Ready';
+    reason = outcome?.result === 'applied' ? 'Applied' : 'UpToDate';
+    message = outcome?.result === 'applied' ? `applied ${outcome.actions.map((a) => a.kind).join(', ')}` : 'the cluster matches the site';
+  }
+
+  const conditions = conditionsFor(phase, reason, message, prev?.status.conditions, input.now);
+  const nodes = (applied?.nodes ?? []).map((n) => {
+    const f = input.facts?.get(factsKey(name, n.name));
+    return {
+      name: n.name,
+      roles: [...n.roles],
+      host: n.host,
+      mac: n.mac,
+      ip: n.ip,
+      ...(f ? { reachable: f.reachable } : {}),
+      ...(f?.reachable && Object.keys(f.installed).length ? { packages: sortKeys(f.installed) } : {}),
+    };
+  });
+  return {
+    apiVersion: API_VERSION,
+    kind: 'ClusterStatus',
+    metadata: { name, ...(model?.owner ? { labels: { cluster: name, owner: model.owner } } : {}) },
+    status: {
+      phase,
+      conditions,
+      source: { revision: applied?.revision ?? prev?.status.source.revision, planHash: applied?.planHash ?? prev?.status.source.planHash },
+      nodes,
+      plugins: [...(applied?.plugins ?? [])],
+      ...lastOperation(outcome, prev),
+      ...(planned?.notes.length ? { notes: planned.notes.map(sanitize) } : {}),
+      ...(planProblems.length ? { errors: planProblems.map(errorEntry) } : {}),
+    },
+  };
+}
+
+function lastOperation(outcome: ClusterOutcome | undefined, prev: ClusterStatusDoc | undefined): { lastOperation?: LastOperation[] } {
+  const ran = outcome?.actions.filter((a) => a.result !== 'not-run') ?? [];
+  if (!ran.length) return prev?.status.lastOperation ? { lastOperation: prev.status.lastOperation } : {};
+  return {
+    lastOperation: ran.map((a) => ({
+      action: a.kind,
+      nodes: [...a.nodes],
+      startedAt: a.startedAt,
+      endedAt: a.endedAt,
+      result: a.result,
+      ...(a.error ? { message: sanitize(a.error.message).slice(0, 2000) } : {}),
+    })),
+  };
+}
+
+function siteStatus(input: ReportInput, clusters: Array<{ name: string; phase: Phase }>): SiteStatusDoc {
+  const prev = input.previous.get(`${STATUS_DIR}/site.yaml`) as SiteStatusDoc | undefined;
+  const rejected = input.rejected?.filter((p) => p.severity === 'error') ?? [];
+  let phase: Phase;
+  let reason: string;
+  let message: string;
+  if (rejected.length) {
+    phase = 'Rejected';
+    reason = 'InvalidRevision';
+    message = `revision ${short(input.revision)} has ${rejected.length} error${rejected.length === 1 ? '' : 's'}; the last good revision ${short(input.appliedRevision)} stays applied`;
+  } else {
+    const worst = (['Failed', 'Blocked', 'Degraded', 'Provisioning'] as Phase[]).find((p) => clusters.some((c) => c.phase === p));
+    phase = worst ?? 'Ready';
+    reason = phase === 'Ready' ? 'AllClustersReady' : `Clusters${phase}`;
+    const notReady = clusters.filter((c) => c.phase !== 'Ready');
+    message = phase === 'Ready' ? `${clusters.length} cluster${clusters.length === 1 ? '' : 's'} ready` : notReady.map((c) => `${c.name}: ${c.phase}`).join(', ');
+  }
+  return {
+    apiVersion: API_VERSION,
+    kind: 'SiteStatus',
+    metadata: { name: input.model?.site?.name ?? prev?.metadata.name ?? 'site' },
+    status: {
+      phase,
+      conditions: conditionsFor(phase, reason, message, prev?.status.conditions, input.now),
+      source: { revision: input.revision, appliedRevision: input.appliedRevision },
+      clusters,
+      ...(rejected.length ? { errors: rejected.map(errorEntry) } : {}),
+    },
+  };
+}
+
+/** Kubernetes-style conditions; a condition's time changes only when its status changes. */
+function conditionsFor(phase: Phase, reason: string, message: string, prev: Condition[] | undefined, now: string): Condition[] {
+  const want: Array<Omit<Condition, 'lastTransitionTime'>> = [
+    { type: 'Ready', status: phase === 'Ready' ? 'True' : 'False', reason, message: sanitize(message).slice(0, 2000) },
+    { type: 'Reconciling', status: phase === 'Provisioning' ? 'True' : 'False', reason: phase === 'Provisioning' ? reason : 'Idle', message: phase === 'Provisioning' ? sanitize(message).slice(0, 2000) : '' },
+    { type: 'Stalled', status: phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed' ? 'True' : 'False', reason: phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed' ? reason : 'None', message: phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed' ? sanitize(message).slice(0, 2000) : '' },
+  ];
+  return want.map((c) => {
+    const before = prev?.find((p) => p.type === c.type);
+    return { ...c, lastTransitionTime: before && before.status === c.status ? before.lastTransitionTime : now };
+  });
+}
+
+function errorEntry(p: Problem): { code: string; message: string; file?: string; line?: number } {
+  return { code: p.code, message: sanitize(p.message), ...(p.file ? { file: p.file } : {}), ...(p.line ? { line: p.line } : {}) };
+}
+
+function short(sha: string | undefined): string {
+  if (!sha) return '(none)';
+  return sha.startsWith('sha256:') ? sha.slice(7, 19) : sha.slice(0, 12);
+}
+
+function sortKeys<T>(o: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+/** Deterministic YAML: fixed key order (as built), no line folding, a header. */
+function render(doc: unknown): string {
+  return `# written by bpa; do not edit\n${stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })}`;
+}
+
