@@ -49,6 +49,17 @@ export const OPTIONS = {
   namespace: { flag: '--bootstrap-namespace <ns>', env: 'BPA_NAMESPACE', default: 'bpa-system', description: 'namespace of Secrets, ConfigMaps and Jobs in the bootstrap cluster', parse: str } as OptionSpec<string>,
   stateClaim: { flag: '--state-claim <name>', env: 'BPA_STATE_CLAIM', default: 'bpa-state', description: "PersistentVolumeClaim of bpa's state, mounted by installer Jobs (job mode)", parse: str } as OptionSpec<string>,
   sshKeySecret: { flag: '--ssh-key-secret <name>', env: 'BPA_SSH_KEY_SECRET', site: ['ssh', 'keySecret'], default: 'bpa-ssh-key', description: "Secret with bpa's SSH private key, mounted by installer Jobs (job mode)", parse: str } as OptionSpec<string>,
+  repoUrl: { flag: '--repo <url>', env: 'BPA_REPO_URL', default: '', description: 'site repository to follow, over HTTP(S)', parse: str } as OptionSpec<string>,
+  ref: { flag: '--ref <ref>', env: 'BPA_REF', default: 'main', description: 'branch, tag or commit of the site repository', parse: str } as OptionSpec<string>,
+  path: { flag: '--path <path>', env: 'BPA_PATH', default: '.', description: 'site directory inside the repository', parse: str } as OptionSpec<string>,
+  statusBranch: { flag: '--status-branch <branch>', env: 'BPA_STATUS_BRANCH', default: '', description: 'push status commits to this branch instead of the followed one', parse: str } as OptionSpec<string>,
+  gitUsername: { flag: '--git-username <user>', env: 'BPA_GIT_USERNAME', default: '', description: 'user for HTTP basic auth to the repository', parse: str } as OptionSpec<string>,
+  gitTokenFile: { flag: '--git-token-file <file>', env: 'BPA_GIT_TOKEN_FILE', default: '', description: 'file holding the token or password for the repository (BPA_GIT_TOKEN works too; never logged)', parse: str } as OptionSpec<string>,
+  interval: { flag: '--interval <duration>', env: 'BPA_INTERVAL', default: '5m', description: 'how often to poll the repository (e.g. 30s, 5m, 1h); jittered by 10%', parse: str } as OptionSpec<string>,
+  resyncInterval: { flag: '--resync-interval <duration>', env: 'BPA_RESYNC_INTERVAL', default: '1h', description: 'how often to reconcile fully (nodes, packages) even when the repository did not change', parse: str } as OptionSpec<string>,
+  listen: { flag: '--listen <addr>', env: 'BPA_LISTEN', default: ':8080', description: 'address of the HTTP server: health, readiness, metrics, webhook, status API', parse: str } as OptionSpec<string>,
+  webhookSecretFile: { flag: '--webhook-secret-file <file>', env: 'BPA_WEBHOOK_SECRET_FILE', default: '', description: 'file holding the webhook HMAC secret; without one, POST /hooks/git is disabled', parse: str } as OptionSpec<string>,
+  leaderElect: { flag: '--leader-elect', env: 'BPA_LEADER_ELECT', default: false, description: 'elect a leader with a coordination.k8s.io Lease, so only one replica applies', parse: bool } as OptionSpec<boolean>,
   planHash: { flag: '--plan-hash <hash>', env: 'BPA_PLAN_HASH', default: '', description: 'apply only if the current plan has this hash (or a prefix of it)', parse: str } as OptionSpec<string>,
 } as const;
 

@@ -15,6 +15,8 @@ export interface PlanRun {
   validated: ValidatedPath;
   observations?: Observations;
   plan?: Plan;
+  /** What nodes reported, when facts were collected. */
+  facts?: FactsMap;
   /** Every problem: validation, observation and planning, positions filled in. */
   problems: Problem[];
 }
@@ -65,6 +67,7 @@ export async function runPlan(
     validated,
     observations,
     plan,
+    facts: factsMap,
     problems: sortProblems([...validated.problems, ...observations.problems, ...planProblems]),
   };
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { runApply } from '../../apply/run.js';
 import { planHasChanges } from '../../plan/index.js';
 import { BpaError } from '../../util/errors.js';
+import { hasErrors } from '../../util/problem.js';
 import { createLogger } from '../../util/log.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
@@ -70,10 +71,11 @@ async function run(path: string, opts: Record<string, unknown>, config: Paramete
     io.exit(EXIT.invalid);
     return;
   }
+  const blocked = hasErrors(planRun.problems);
   if (!outcome.result || !planRun.plan || !planHasChanges(planRun.plan)) {
-    io.exit(EXIT.ok);
+    io.exit(blocked ? EXIT.invalid : EXIT.ok);
     return;
   }
   io.out(formatApplyResult(outcome.result));
-  io.exit(outcome.result.ok ? EXIT.ok : EXIT.invalid);
+  io.exit(outcome.result.ok && !blocked ? EXIT.ok : EXIT.invalid);
 }

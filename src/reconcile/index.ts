@@ -1,0 +1,167 @@
+import { parse as yamlParse } from 'yaml';
+import type { Config } from '../config/options.js';
+import { runApply, type ApplyRun } from '../apply/run.js';
+import { buildReports, type ClusterStatusDoc, type SiteStatusDoc } from '../report/status.js';
+import type { ClusterSummary, ReconcileSummary, Trigger } from '../serve/types.js';
+import { StateStore } from '../state/store.js';
+import { BpaError, messageOf, sanitize } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { hasErrors } from '../util/problem.js';
+import { readSourceState, writeSourceState } from './source-state.js';
+import type { SiteSource } from './sources.js';
+
+export { GitSource, LocalSource, type SiteSource } from './sources.js';
+
+export interface ReconcilerOptions {
+  source: SiteSource;
+  stateDir: string;
+  config: (site: Record<string, unknown> | undefined) => Config;
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+  now?: () => number;
+  /** A full reconcile (nodes observed, drift repaired) at least this often, even with no new input. */
+  resyncIntervalMs: number;
+  onLine?: (line: string) => void;
+}
+
+/**
+ * One reconcile: source → load → validate → observe → plan → apply → report. The report is
+ * written in a `finally`, whatever happened before (Flux's finalizeStatus), and nothing is
+ * done when the input did not change (a status-only commit, a commit outside the site).
+ */
+export class Reconciler {
+  private last: ReconcileSummary | undefined;
+  private lastStatus: Map<string, string> | undefined;
+
+  constructor(private readonly opts: ReconcilerOptions) {}
+
+  async reconcile(trigger: Trigger, signal?: AbortSignal): Promise<ReconcileSummary> {
+    const now = this.opts.now ?? Date.now;
+    const log = this.opts.log.child({ trigger });
+    const state = await readSourceState(this.opts.stateDir);
+    const { siteDir, revision, digest } = await this.opts.source.sync();
+    state.fetched = { revision, at: new Date(now()).toISOString() };
+    const full = !state.lastFullAt || now() - Date.parse(state.lastFullAt) >= this.opts.resyncIntervalMs;
+    if (state.attempted?.digest === digest && trigger !== 'startup' && !full) {
+      await writeSourceState(this.opts.stateDir, state);
+      log.debug({ revision }, 'no new input');
+      return (this.last = { ...(this.last ?? { clusters: [] }), result: 'skipped', revision, appliedRevision: state.applied?.revision });
+    }
+    log.info({ revision, source: this.opts.source.describe() }, 'reconcile started');
+    let outcome: ApplyRun | { usage: string } | undefined;
+    let failure: unknown;
+    try {
+      outcome = await runApply(siteDir, this.opts.config, { env: this.opts.env, now: now(), log, onLine: this.opts.onLine, signal });
+    } catch (err: unknown) {
+      failure = err;
+    } finally {
+      await this.report(siteDir, revision, digest, state, outcome, failure, now).catch((err: unknown) => {
+        log.error({ err: messageOf(err) }, 'status report failed');
+        failure ??= err;
+      });
+    }
+    const summary = this.summarize(outcome, failure, revision, state.applied?.revision);
+    log.info({ revision, result: summary.result }, 'reconcile finished');
+    return (this.last = summary);
+  }
+
+  private async report(
+    siteDir: string,
+    revision: string,
+    digest: string,
+    state: Awaited<ReturnType<typeof readSourceState>>,
+    outcome: ApplyRun | { usage: string } | undefined,
+    failure: unknown,
+    now: () => number,
+  ): Promise<void> {
+    const at = new Date(now()).toISOString();
+    const run = outcome && 'run' in outcome ? outcome : undefined;
+    const rejected = run && run.run.validated.problems.some((p) => p.severity === 'error') ? run.run.validated.problems : undefined;
+    const result = failure ? 'failed' : rejected ? 'rejected' : run?.result?.ok === false ? 'failed' : 'applied';
+    state.attempted = { revision, digest, at, result };
+    if (run?.result?.ok && !hasErrors(run.run.problems)) {
+      state.applied = { revision, digest, at };
+    }
+    if (run?.result) state.lastFullAt = at;
+    const applied = await new StateStore(this.opts.stateDir).readApplied();
+    const reports = buildReports({
+      revision,
+      appliedRevision: state.applied?.revision,
+      model: run?.run.validated.model,
+      rejected,
+      plan: run?.run.plan,
+      result: run?.result,
+      applied,
+      facts: run?.run.facts,
+      previous: await this.opts.source.previousReports(siteDir),
+      now: at,
+    });
+    const planHash = run?.run.plan?.hash;
+    const message = `bpa: ${commitSummary(result, run, failure)} @ ${revision.replace(/^sha256:/, '').slice(0, 7)}\n\nBpa-Source: ${revision}\nBpa-Plan: ${planHash ?? 'none'}\n`;
+    const commit = await this.opts.source.publish(siteDir, reports, message);
+    if (commit) this.opts.log.info({ commit }, 'status committed');
+    await writeSourceState(this.opts.stateDir, state);
+    this.lastStatus = reports;
+  }
+
+  /** The reports of the last reconcile, for the status API. */
+  status(): Map<string, string> | undefined {
+    return this.lastStatus;
+  }
+
+  private summarize(outcome: ApplyRun | { usage: string } | undefined, failure: unknown, revision: string, appliedRevision: string | undefined): ReconcileSummary {
+    const docs = [...(this.lastStatus?.values() ?? [])].map((t) => parseYamlSafe(t));
+    const site = docs.find((d): d is SiteStatusDoc => (d as SiteStatusDoc | undefined)?.kind === 'SiteStatus');
+    const clusters: ClusterSummary[] = docs
+      .filter((d): d is ClusterStatusDoc => (d as ClusterStatusDoc | undefined)?.kind === 'ClusterStatus')
+      .map((d) => ({ name: d.metadata.name, phase: d.status.phase, ready: d.status.phase === 'Ready' }));
+    const status = { site, clusters: docs.filter((d) => (d as ClusterStatusDoc | undefined)?.kind === 'ClusterStatus') };
+    if (failure) {
+      const err = failure instanceof BpaError ? failure : undefined;
+      return { result: 'failed', revision, appliedRevision, clusters, status, error: { code: err?.code ?? 'RECONCILE_FAILED', message: sanitize(messageOf(failure)), retry: err?.retry ?? 'transient', ...(err && 'retryAfterMs' in err ? { retryAfterMs: Number((err as { retryAfterMs: number }).retryAfterMs) } : {}) } };
+    }
+    if (!outcome || 'usage' in outcome) {
+      return { result: 'failed', revision, appliedRevision, clusters, status, error: { code: 'SITE_PATH', message: outcome && 'usage' in outcome ? outcome.usage : 'no site', retry: 'stalled' } };
+    }
+    if (outcome.refused) {
+      return { result: 'rejected', revision, appliedRevision, clusters, status, error: { code: 'REVISION_REJECTED', message: outcome.refused, retry: 'stalled' } };
+    }
+    const ok = outcome.result?.ok !== false && !hasErrors(outcome.run.problems);
+    const changed = outcome.result?.clusters.some((c) => c.result !== 'unchanged') ?? false;
+    return {
+      result: !ok ? 'failed' : changed ? 'applied' : 'unchanged',
+      revision,
+      appliedRevision: ok ? revision : appliedRevision,
+      clusters,
+      status,
+      ...(ok ? {} : { error: { code: 'APPLY_FAILED', message: firstError(outcome), retry: 'transient' as const } }),
+    };
+  }
+}
+
+function firstError(outcome: ApplyRun): string {
+  const action = outcome.result?.clusters.flatMap((c) => c.actions).find((a) => a.error);
+  if (action?.error) return sanitize(`${action.kind}: ${action.error.message}`);
+  const problem = outcome.run.problems.find((p) => p.severity === 'error');
+  return sanitize(problem?.message ?? 'apply failed');
+}
+
+function commitSummary(result: string, run: ApplyRun | undefined, failure: unknown): string {
+  if (failure) return `reconcile failed (${failure instanceof BpaError ? failure.code : 'error'})`;
+  if (result === 'rejected') {
+    const n = run?.run.validated.problems.filter((p) => p.severity === 'error').length ?? 0;
+    return `rejected revision (${n} error${n === 1 ? '' : 's'})`;
+  }
+  const done = run?.result?.clusters.filter((c) => c.result !== 'unchanged') ?? [];
+  if (!done.length) return 'status';
+  return done.map((c) => `${c.cluster} ${c.result === 'applied' ? c.actions.map((a) => a.kind).join('+') : 'failed'}`).join(', ');
+}
+
+function parseYamlSafe(text: string): unknown {
+  try {
+    return yamlParse(text);
+  } catch {
+    return undefined;
+  }
+}
+

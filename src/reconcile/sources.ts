@@ -1,0 +1,123 @@
+import { mkdir, readFile, readdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { DEFAULT_LIMITS } from '../load/limits.js';
+import { siteDigest } from '../load/digest.js';
+import { readSite } from '../load/read-site.js';
+import { commitAndPush } from '../report/git-push.js';
+import { STATUS_DIR } from '../report/status.js';
+import { writeFileAtomic } from '../state/atomic.js';
+import { inputDigest, normalizeSitePath, sourceCacheDir, syncRepo, type GitAuth } from '../source/git.js';
+
+/** Where a reconcile reads the site from and writes its reports to. */
+export interface SiteSource {
+  describe(): string;
+  /** Brings the site up to date; returns its directory, revision and input digest. */
+  sync(): Promise<{ siteDir: string; revision: string; digest: string }>;
+  /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
+  previousReports(siteDir: string): Promise<Map<string, unknown>>;
+  /** Writes the reports (site-relative paths); returns a commit id when one was made. */
+  publish(siteDir: string, files: Map<string, string>, message: string): Promise<string | undefined>;
+}
+
+/** A site directory on disk (development: `bpa serve --watch DIR`); reports are written into it. */
+export class LocalSource implements SiteSource {
+  constructor(private readonly dir: string) {}
+
+  describe(): string {
+    return resolve(this.dir);
+  }
+
+  async sync(): Promise<{ siteDir: string; revision: string; digest: string }> {
+    const read = await readSite(this.dir, DEFAULT_LIMITS);
+    const digest = siteDigest(read.files);
+    return { siteDir: this.dir, revision: digest, digest };
+  }
+
+  previousReports(siteDir: string): Promise<Map<string, unknown>> {
+    return readReports(siteDir);
+  }
+
+  async publish(siteDir: string, files: Map<string, string>): Promise<string | undefined> {
+    await mkdir(join(siteDir, STATUS_DIR), { recursive: true });
+    for (const [path, text] of files) {
+      const target = join(siteDir, path);
+      const old = await readFile(target, 'utf8').catch(() => undefined);
+      if (old !== text) await writeFileAtomic(target, text, 0o644);
+    }
+    return undefined;
+  }
+}
+
+export interface GitSourceOptions {
+  url: string;
+  ref: string;
+  path: string;
+  stateDir: string;
+  auth?: GitAuth;
+  /** Push status commits here instead of the followed branch. */
+  statusBranch?: string;
+  author?: { name: string; email: string };
+}
+
+/** A branch (tag, commit) of a site repository over HTTP(S); reports are committed and pushed. */
+export class GitSource implements SiteSource {
+  private readonly dir: string;
+  private readonly sitePath: string;
+
+  constructor(private readonly opts: GitSourceOptions) {
+    this.dir = sourceCacheDir(opts.stateDir, opts.url);
+    this.sitePath = normalizeSitePath(opts.path);
+  }
+
+  describe(): string {
+    return `${this.opts.url.replace(/\/\/[^@/]*@/, '//')}#${this.opts.ref}:${this.sitePath || '.'}`;
+  }
+
+  private repo(): Parameters<typeof syncRepo>[0] {
+    return { url: this.opts.url, ref: this.opts.ref, dir: this.dir, auth: this.opts.auth };
+  }
+
+  async sync(): Promise<{ siteDir: string; revision: string; digest: string }> {
+    const { revision } = await syncRepo(this.repo());
+    const digest = await inputDigest(this.dir, revision.commit, this.sitePath);
+    return { siteDir: join(this.dir, this.sitePath), revision: revision.commit, digest };
+  }
+
+  previousReports(siteDir: string): Promise<Map<string, unknown>> {
+    return readReports(siteDir);
+  }
+
+  async publish(siteDir: string, files: Map<string, string>, message: string): Promise<string | undefined> {
+    const previous = await readReports(siteDir, true);
+    const changed: Record<string, string> = {};
+    for (const [path, text] of files) {
+      if (previous.get(path) !== text) changed[this.sitePath ? `${this.sitePath}/${path}` : path] = text;
+    }
+    if (!Object.keys(changed).length) return undefined;
+    const branch = this.opts.statusBranch || (this.opts.ref.startsWith('refs/heads/') ? this.opts.ref.slice(11) : this.opts.ref);
+    const result = await commitAndPush(this.repo(), { files: changed, message, author: this.opts.author ?? { name: 'bpa', email: 'bpa@bpa.akraino.org' }, branch });
+    return result.commit;
+  }
+}
+
+/** The reports under `<siteDir>/status/`, parsed (or raw text with `raw`). */
+async function readReports(siteDir: string, raw = false): Promise<Map<string, unknown>> {
+  const out = new Map<string, unknown>();
+  let names: string[];
+  try {
+    names = await readdir(join(siteDir, STATUS_DIR));
+  } catch {
+    return out;
+  }
+  for (const name of names.filter((n) => n.endsWith('.yaml')).sort()) {
+    const text = await readFile(join(siteDir, STATUS_DIR, name), 'utf8').catch(() => undefined);
+    if (text === undefined) continue;
+    try {
+      out.set(`${STATUS_DIR}/${name}`, raw ? text : parse(text));
+    } catch {
+      // A damaged report is simply rewritten.
+    }
+  }
+  return out;
+}
