@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
 import { runApply } from '../../apply/run.js';
+import { Reconciler } from '../../reconcile/index.js';
+import { sourceFor } from '../../reconcile/from-config.js';
+import { parseDuration } from '../../util/duration.js';
 import { planHasChanges } from '../../plan/index.js';
 import { BpaError } from '../../util/errors.js';
 import { hasErrors } from '../../util/problem.js';
@@ -24,9 +27,12 @@ export function registerApply(program: Command, io: Io, env: NodeJS.ProcessEnv, 
   apply.option('--log-level <level>', 'log level (trace, debug, info, warn, error)', 'info');
   apply.action((path: string, opts: Record<string, unknown>) => run(path, opts, (site) => applyConfig(opts, site, env), io, env, now));
 
-  const reconcile = program.command('reconcile').description('one reconcile of a site directory: validate, observe, plan and apply').argument('[path]', 'site directory', '.');
+  const reconcile = program
+    .command('reconcile')
+    .description('one reconcile: validate, observe, plan and apply a site directory, or (with --repo) a branch of a site repository, then commit status reports back to it')
+    .argument('[path]', 'site directory (without --repo)', '.');
   reconcile.option('--once', 'run once and exit (the controller loop is `bpa serve`)');
-  const reconcileConfig = addConfigOptions(reconcile, [...APPLY_OPTIONS]);
+  const reconcileConfig = addConfigOptions(reconcile, [...APPLY_OPTIONS, 'repoUrl', 'ref', 'path', 'statusBranch', 'gitUsername', 'gitTokenFile', 'resyncInterval']);
   reconcile.option('--log-level <level>', 'log level (trace, debug, info, warn, error)', 'info');
   reconcile.action((path: string, opts: Record<string, unknown>) => {
     if (!opts['once']) {
@@ -34,8 +40,37 @@ export function registerApply(program: Command, io: Io, env: NodeJS.ProcessEnv, 
       io.exit(EXIT.usage);
       return;
     }
-    return run(path, opts, (site) => reconcileConfig(opts, site, env), io, env, now);
+    const config = (site: Record<string, unknown> | undefined): ReturnType<typeof reconcileConfig> => reconcileConfig(opts, site, env);
+    if (config(undefined).repoUrl) return reconcileRepo(opts, config, io, env, now);
+    return run(path, opts, config, io, env, now);
   });
+}
+
+/** `bpa reconcile --once --repo URL`: one reconcile of a repository, reports committed back. */
+async function reconcileRepo(opts: Record<string, unknown>, config: Parameters<typeof runApply>[1], io: Io, env: NodeJS.ProcessEnv, now: () => number): Promise<void> {
+  const log = createLogger(String(opts['logLevel'] ?? 'info'), humanLogStream((s) => io.err(s)));
+  const cfg = config(undefined);
+  try {
+    const reconciler = new Reconciler({
+      source: await sourceFor(cfg, env, undefined),
+      stateDir: cfg.stateDir,
+      config,
+      env,
+      log,
+      now,
+      resyncIntervalMs: parseDuration(cfg.resyncInterval),
+      onLine: (line) => io.out(`${line}\n`),
+    });
+    // Like a poll: unchanged input (a status-only commit, a commit outside the site) is skipped.
+    const summary = await reconciler.reconcile('interval');
+    io.out(`${summary.result}${summary.revision ? ` ${summary.revision.slice(0, 12)}` : ''}${summary.error ? `: ${summary.error.code}: ${summary.error.message}` : ''}\n`);
+    for (const c of summary.clusters) io.out(`  ${c.name}: ${c.phase}\n`);
+    io.exit(summary.result === 'applied' || summary.result === 'unchanged' || summary.result === 'skipped' ? EXIT.ok : EXIT.invalid);
+  } catch (err: unknown) {
+    if (!(err instanceof BpaError)) throw err;
+    io.err(`bpa: ${err.code}: ${err.message}\n`);
+    io.exit(EXIT.invalid);
+  }
 }
 
 async function run(path: string, opts: Record<string, unknown>, config: Parameters<typeof runApply>[1], io: Io, env: NodeJS.ProcessEnv, now: () => number): Promise<void> {

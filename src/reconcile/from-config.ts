@@ -1,0 +1,28 @@
+import { readFile } from 'node:fs/promises';
+import type { Config } from '../config/options.js';
+import type { GitAuth } from '../source/git.js';
+import { StalledError } from '../util/errors.js';
+import { GitSource, LocalSource, type SiteSource } from './sources.js';
+
+/** Git credentials from the configuration: a token file or BPA_GIT_TOKEN, never the command line. */
+export async function gitAuth(cfg: Config, env: NodeJS.ProcessEnv): Promise<GitAuth | undefined> {
+  let token = env['BPA_GIT_TOKEN'] || undefined;
+  if (cfg.gitTokenFile) {
+    try {
+      token = (await readFile(cfg.gitTokenFile, 'utf8')).trim();
+    } catch (err: unknown) {
+      throw new StalledError('GIT_TOKEN_UNREADABLE', `cannot read the git token file ${cfg.gitTokenFile}: ${(err as { code?: string }).code ?? String(err)}`);
+    }
+  }
+  if (!token && !cfg.gitUsername) return undefined;
+  return cfg.gitUsername ? { username: cfg.gitUsername, password: token } : { token };
+}
+
+/** The site source a configuration names: a repository (--repo) or a local directory. */
+export async function sourceFor(cfg: Config, env: NodeJS.ProcessEnv, localDir: string | undefined): Promise<SiteSource> {
+  if (cfg.repoUrl) {
+    return new GitSource({ url: cfg.repoUrl, ref: cfg.ref, path: cfg.path, stateDir: cfg.stateDir, auth: await gitAuth(cfg, env), statusBranch: cfg.statusBranch || undefined });
+  }
+  if (localDir) return new LocalSource(localDir);
+  throw new StalledError('NO_SOURCE', 'no site: give --repo URL (with --ref and --path), or a directory');
+}

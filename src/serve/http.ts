@@ -1,0 +1,205 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { messageOf, sanitize } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import type { BpaMetrics } from './metrics.js';
+import { sendJson } from './respond.js';
+import type { Scheduler } from './scheduler.js';
+import { handleWebhook } from './webhook.js';
+
+export interface HttpServerOptions {
+  listen: { host: string; port: number };
+  scheduler: Scheduler;
+  metrics: BpaMetrics;
+  /** Enables POST /hooks/git; without it the route does not exist (404). */
+  webhookSecret?: string;
+  leader?: { isLeader(): boolean };
+  log: Logger;
+  /** /healthz fails once a reconcile has run (or a timed one been overdue) this long (1 h). */
+  maxRunMs?: number;
+  /** Largest webhook body accepted (1 MiB). */
+  maxBodyBytes?: number;
+}
+
+export interface HttpServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+type Routes = Record<string, Partial<Record<string, Handler>>>;
+
+/** How long close() lets requests in progress finish before cutting their connections. */
+const CLOSE_GRACE_MS = 2_000;
+
+/**
+ * The controller's HTTP interface: probes, metrics, the webhook and the status API, on plain
+ * node:http. No response or log line ever carries the webhook secret.
+ */
+export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
+  const log = opts.log.child({ component: 'http' });
+  const routes = buildRoutes(opts, log);
+  const server = createServer((req, res) => {
+    void dispatch(routes, req, res, log);
+  });
+  // Slow or stalled clients must not hold sockets open indefinitely.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.listen.port, opts.listen.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  log.info({ url, webhook: opts.webhookSecret ? 'enabled' : 'disabled' }, 'listening');
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= new Promise<void>((resolve) => {
+      const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+      cut.unref();
+      server.close(() => {
+        clearTimeout(cut);
+        resolve();
+      });
+      server.closeIdleConnections();
+    });
+    return closing;
+  };
+  return { url, close };
+}
+
+function buildRoutes(opts: HttpServerOptions, log: Logger): Routes {
+  const { scheduler, metrics, leader } = opts;
+  const maxRunMs = opts.maxRunMs ?? 3_600_000;
+  const routes: Routes = {
+    '/healthz': {
+      GET: (_req, res) => {
+        // Answering at all shows the event loop turns; a wedged scheduler needs a restart.
+        const reason = scheduler.wedged(maxRunMs);
+        if (reason) sendJson(res, 500, { status: 'unhealthy', reason });
+        else sendJson(res, 200, { status: 'ok' });
+      },
+    },
+    '/readyz': {
+      GET: (_req, res) => {
+        const state = scheduler.state();
+        if (state.stopping) sendJson(res, 503, { status: 'stopping' });
+        else if (leader && !leader.isLeader()) sendJson(res, 200, { status: 'standby' });
+        else if (state.completedRuns > 0) sendJson(res, 200, { status: 'ready' });
+        else
+          sendJson(res, 503, {
+            status: 'starting',
+            reason: 'the first reconcile has not finished',
+          });
+      },
+    },
+    '/metrics': {
+      GET: async (_req, res) => {
+        const text = await metrics.render();
+        res.writeHead(200, {
+          'content-type': metrics.contentType,
+          'content-length': Buffer.byteLength(text),
+          'cache-control': 'no-store',
+        });
+        res.end(text);
+      },
+    },
+    '/api/v1/status': {
+      GET: (_req, res) => {
+        sendJson(res, 200, statusDocument(scheduler, leader));
+      },
+    },
+  };
+  const secret = opts.webhookSecret;
+  if (secret) {
+    routes['/hooks/git'] = {
+      POST: (req, res) =>
+        handleWebhook(req, res, {
+          secret,
+          trigger: () => scheduler.trigger('webhook'),
+          record: (result) => metrics.recordWebhook(result),
+          log,
+          maxBodyBytes: opts.maxBodyBytes,
+        }),
+    };
+  }
+  return routes;
+}
+
+/** GET /api/v1/status: the site status of the last reconcile and what the scheduler is doing. */
+export function statusDocument(
+  scheduler: Scheduler,
+  leader: { isLeader(): boolean } | undefined,
+): Record<string, unknown> {
+  const state = scheduler.state();
+  const run = state.lastRun;
+  const summary = run?.summary;
+  const error = summary?.error && { ...summary.error, message: sanitize(summary.error.message) };
+  return {
+    status: summary?.status ?? null,
+    lastReconcile: run
+      ? {
+          trigger: run.trigger,
+          result: run.summary.result,
+          revision: run.summary.revision ?? null,
+          appliedRevision: run.summary.appliedRevision ?? null,
+          clusters: run.summary.clusters,
+          error: error ?? null,
+          startedAt: iso(run.startedAt),
+          finishedAt: iso(run.finishedAt),
+        }
+      : null,
+    running: state.running,
+    runningSince: iso(state.runningSince),
+    queued: state.queued,
+    nextRunAt: iso(state.nextRunAt),
+    lastSuccess: iso(state.lastSuccessAt),
+    consecutiveFailures: state.consecutiveFailures,
+    leader: leader ? leader.isLeader() : null,
+  };
+}
+
+function iso(ms: number | undefined): string | null {
+  return ms === undefined ? null : new Date(ms).toISOString();
+}
+
+async function dispatch(
+  routes: Routes,
+  req: IncomingMessage,
+  res: ServerResponse,
+  log: Logger,
+): Promise<void> {
+  const method = req.method ?? 'GET';
+  const path = new URL(req.url ?? '/', 'http://bpa.invalid').pathname;
+  const route = routes[path];
+  if (!route) {
+    req.resume();
+    sendJson(res, 404, { error: 'not_found', message: `no route for ${path}` });
+    return;
+  }
+  // HEAD is answered like GET; node:http leaves the body out.
+  const handler = route[method] ?? (method === 'HEAD' ? route.GET : undefined);
+  if (!handler) {
+    req.resume();
+    res.setHeader('allow', Object.keys(route).join(', '));
+    sendJson(res, 405, {
+      error: 'method_not_allowed',
+      message: `${method} is not allowed on ${path}`,
+    });
+    return;
+  }
+  try {
+    await handler(req, res);
+    log.debug({ method, path, status: res.statusCode }, 'request');
+  } catch (err: unknown) {
+    log.error({ method, path, err: sanitize(messageOf(err)) }, 'request failed');
+    if (!res.headersSent) sendJson(res, 500, { error: 'internal', message: 'internal error' });
+    else res.destroy();
+  }
+}

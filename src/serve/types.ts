@@ -1,0 +1,55 @@
+import type { RetryKind } from '../util/errors.js';
+
+/** Why a reconcile ran: shown in logs, metrics and the status API. */
+export type Trigger = 'startup' | 'interval' | 'webhook' | 'watch' | 'retry';
+
+export const TRIGGERS: readonly Trigger[] = ['startup', 'interval', 'webhook', 'watch', 'retry'];
+
+export interface ClusterSummary {
+  name: string;
+  phase: 'Ready' | 'Provisioning' | 'Degraded' | 'Failed' | 'Blocked' | 'Rejected';
+  ready: boolean;
+}
+
+export type ReconcileResult = 'applied' | 'unchanged' | 'failed' | 'rejected' | 'skipped';
+
+export const RECONCILE_RESULTS: readonly ReconcileResult[] = [
+  'applied',
+  'unchanged',
+  'failed',
+  'rejected',
+  'skipped',
+];
+
+export interface ReconcileSummary {
+  /** skipped: nothing new (a status-only commit, the same input digest). */
+  result: ReconcileResult;
+  /** Source revision (git sha) applied or attempted. */
+  revision?: string;
+  /** Last revision successfully applied. */
+  appliedRevision?: string;
+  clusters: ClusterSummary[];
+  error?: { code: string; message: string; retry: RetryKind; retryAfterMs?: number };
+  /** The site status document (JSON) served by GET /api/v1/status. */
+  status?: unknown;
+}
+
+/**
+ * One full pipeline run. It must watch `signal`: when it aborts (shutdown, lost leadership)
+ * the run finishes or journals its current step and returns promptly.
+ */
+export type ReconcileFn = (trigger: Trigger, signal: AbortSignal) => Promise<ReconcileSummary>;
+
+/** A finished reconcile as the scheduler saw it; feeds metrics and the status API. */
+export interface RunRecord {
+  trigger: Trigger;
+  summary: ReconcileSummary;
+  /** Epoch milliseconds, from the scheduler's clock. */
+  startedAt: number;
+  finishedAt: number;
+}
+
+/** The results after which the site counts as reconciled (the last success time moves). */
+export function isSuccess(result: ReconcileResult): boolean {
+  return result === 'applied' || result === 'unchanged' || result === 'skipped';
+}
