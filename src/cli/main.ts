@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { EXIT, type Io } from './io.js';
 import { registerApply } from './apply/index.js';
 import { registerPlan } from './plan/index.js';
+import { registerServe } from './serve/index.js';
 import { registerValidate } from './validate/index.js';
 
 const VERSION = '0.1.0';
@@ -25,6 +26,7 @@ export async function main(argv: string[], io: Io = processIo(), env: NodeJS.Pro
   registerValidate(program, commandIo);
   registerPlan(program, commandIo, env, now);
   registerApply(program, commandIo, env, now);
+  registerServe(program, commandIo, env);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;

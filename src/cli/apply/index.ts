@@ -14,7 +14,7 @@ import { humanLogStream } from '../output/human-log.js';
 import { formatPlan } from '../output/plan.js';
 import { displayPath, formatText } from '../output/problems.js';
 
-const APPLY_OPTIONS = ['stateDir', 'flavour', 'prune', 'inventoryDir', 'kubeconfig', 'namespaces', 'leases', 'ipOrder', 'maxParallelHosts', 'installerMode', 'installerCommand', 'scaleCommand', 'addonCommand', 'removeCommand', 'installerTimeout', 'installerImage', 'sshUser', 'sshPort', 'sshKey', 'bootstrapCredentials', 'bootstrapKubeconfig', 'namespace', 'stateClaim', 'sshKeySecret'] as const;
+export const APPLY_OPTIONS = ['stateDir', 'flavour', 'prune', 'inventoryDir', 'kubeconfig', 'namespaces', 'leases', 'ipOrder', 'maxParallelHosts', 'installerMode', 'installerCommand', 'scaleCommand', 'addonCommand', 'removeCommand', 'installerTimeout', 'installerImage', 'sshUser', 'sshPort', 'sshKey', 'bootstrapCredentials', 'bootstrapKubeconfig', 'namespace', 'stateClaim', 'sshKeySecret'] as const;
 
 /**
  * `bpa apply [PATH]` and `bpa reconcile --once [PATH]`: plan, then apply, journaled. A run
