@@ -49,6 +49,8 @@ export interface PackageResult {
   /** Installed versions after the change (dpkg-query), for the report and the applied state. */
   installed: Record<string, string | null>;
   error?: { code: string; message: string };
+  /** Wall time spent on this node. */
+  durationMs?: number;
 }
 
 export interface PackagePort {

@@ -1,9 +1,13 @@
-import { link, open, readFile, rename, rm } from 'node:fs/promises';
+import { link, open, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { mkdir } from 'node:fs/promises';
 import { StalledError, WaitingError } from '../util/errors.js';
+
+/** How often a holder refreshes the lock's time, and when an unrefreshed lock is stale. */
+const HEARTBEAT_MS = 10_000;
+const STALE_AFTER_MS = 60_000;
 
 interface LockOwner {
   pid: number;
@@ -23,6 +27,7 @@ interface LockOwner {
  */
 export class StateLock {
   private token: string | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(readonly dir: string) {}
 
@@ -40,6 +45,8 @@ export class StateLock {
         await fh.sync();
         await fh.close();
         this.token = me.token;
+        this.heartbeat = setInterval(() => void utimes(this.path, new Date(), new Date()).catch(() => undefined), HEARTBEAT_MS);
+        this.heartbeat.unref();
         return;
       } catch (err: unknown) {
         if ((err as { code?: string }).code !== 'EEXIST') throw err;
@@ -49,7 +56,12 @@ export class StateLock {
         throw new WaitingError('STATE_LOCKED', `another bpa (pid ${owner.pid}, since ${owner.since}) is applying with state directory ${this.dir}`, 10_000);
       }
       if (owner && owner.host !== me.host) {
-        throw new StalledError('STATE_LOCKED', `state directory ${this.dir} is locked by bpa on host ${owner.host} (pid ${owner.pid}); if that host is gone, remove ${this.path}`);
+        // Another host (a pod replaced after its node was lost): its liveness cannot be checked,
+        // but a live holder refreshes the lock's time; one not refreshed for long is stale.
+        const age = Date.now() - ((await stat(this.path).catch(() => undefined))?.mtimeMs ?? 0);
+        if (age < STALE_AFTER_MS) {
+          throw new WaitingError('STATE_LOCKED', `state directory ${this.dir} is locked by bpa on host ${owner.host} (pid ${owner.pid}), refreshed ${Math.round(age / 1000)} s ago`, STALE_AFTER_MS - age);
+        }
       }
       await this.takeOver(owner);
     }
@@ -65,6 +77,7 @@ export class StateLock {
   }
 
   async release(): Promise<void> {
+    clearInterval(this.heartbeat);
     if (!this.token) return;
     const owner = await readOwner(this.path);
     if (owner?.token === this.token) await rm(this.path, { force: true });

@@ -33,13 +33,15 @@ export class SshPackages implements PackagePort {
     const limit = pLimit(this.opts.maxParallelHosts);
     return Promise.all(
       nodes.map((n) =>
-        limit(() =>
-          this.applyNode(
+        limit(async () => {
+          const started = Date.now();
+          const result = await this.applyNode(
             n,
             changes.filter((c) => c.node === n.name),
             mode,
-          ),
-        ),
+          );
+          return { ...result, durationMs: Date.now() - started };
+        }),
       ),
     );
   }
