@@ -73,27 +73,37 @@ export class SshAccess implements AccessPort {
     await this.opts.pool.run(target, ['true'], { timeoutMs: 30_000 });
   }
 
-  /** known_hosts lines for the nodes, from ssh-keyscan, keeping only the keys bpa pinned. */
+  /**
+   * known_hosts lines for the nodes, from the keys bpa pinned (a pin made before bpa kept the
+   * key itself is completed with ssh-keyscan, keeping only the key that matches the pin).
+   */
   private async writeKnownHosts(nodes: readonly PlannedNode[]): Promise<void> {
     const store = new HostKeyStore(this.opts.ssh.knownHostsFile);
     const pinned = await store.read();
-    const lines: string[] = [];
-    for (const n of nodes) {
-      const pin = pinned[hostPort(n.ip, this.opts.port)];
-      if (!pin) continue;
-      const scanned = await keyscan(n.ip, this.opts.port);
-      const match = scanned.find((l) => {
-        const blob = l.split(' ')[2];
-        return blob !== undefined && fingerprintOf(Buffer.from(blob, 'base64')) === pin.fingerprint;
-      });
-      if (!match) {
-        throw new StalledError('HOST_KEY_CHANGED', `${n.name} (${hostPort(n.ip, this.opts.port)}): the host key offered now is not the one bpa pinned (${pin.fingerprint})`);
-      }
-      lines.push(match);
-    }
+    const lines = await Promise.all(
+      nodes.map(async (n) => {
+        const id = hostPort(n.ip, this.opts.port);
+        const pin = pinned[id];
+        if (!pin) return undefined;
+        const host = this.opts.port === 22 ? n.ip : id;
+        if (pin.key) return `${host} ${pin.algorithm} ${pin.key}`;
+        const scanned = await keyscan(n.ip, this.opts.port);
+        const match = scanned.find((l) => {
+          const blob = l.split(' ')[2];
+          return blob !== undefined && fingerprintOf(Buffer.from(blob, 'base64')) === pin.fingerprint;
+        });
+        if (!match) {
+          throw new StalledError('HOST_KEY_CHANGED', `${n.name} (${id}): the host key offered now is not the one bpa pinned (${pin.fingerprint})`);
+        }
+        return match;
+      }),
+    );
     const existing = await readFile(this.opts.knownHostsFile, 'utf8').catch(() => '');
-    const merged = [...new Set([...existing.split('\n').filter(Boolean), ...lines])].sort();
-    await writeFileAtomic(this.opts.knownHostsFile, merged.join('\n') + '\n', 0o644);
+    const fresh = lines.filter((l): l is string => l !== undefined);
+    const hosts = new Set(fresh.map((l) => l.split(' ')[0]));
+    // A host's line is replaced, not added to: an old key must not linger next to the new one.
+    const kept = existing.split('\n').filter((l) => l && !hosts.has(l.split(' ')[0]));
+    await writeFileAtomic(this.opts.knownHostsFile, [...kept, ...fresh].sort().join('\n') + '\n', 0o644);
   }
 }
 

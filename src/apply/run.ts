@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Config } from '../config/options.js';
 import { siteDigest } from '../load/digest.js';
 import type { Plan } from '../plan/index.js';
@@ -11,7 +11,6 @@ import type { Logger } from '../util/log.js';
 import { hasErrors } from '../util/problem.js';
 import { SshAccess } from './access.js';
 import { applyPlan, type ApplyResult } from './engine.js';
-import { JobInstaller } from './installer/job-port.js';
 import {
   checkCommands,
   defaultCommands,
@@ -19,7 +18,6 @@ import {
   type InstallerCommands,
 } from './installer/port.js';
 import { ensureKeyPair } from './keys.js';
-import { KubePublisher } from './publish-kube.js';
 import { FilePublisher } from './publish-files.js';
 import { SshPackages } from './packages/ssh-packages.js';
 import type { PublishPort } from './ports.js';
@@ -143,7 +141,7 @@ async function applyWith(
   const { keys, options: sshOptions, pool, knownHosts } = ssh;
   const commands = installerCommands(cfg);
   checkCommands(commands);
-  const bootstrapKube = kubeConfigFor(cfg, opts.env);
+  const bootstrapKube = await kubeConfigFor(cfg, opts.env);
   if (cfg.installerMode === 'job' && !bootstrapKube) {
     throw new StalledError(
       'INSTALLER_MODE_UNSUPPORTED',
@@ -157,8 +155,9 @@ async function applyWith(
     );
   }
   const publish: PublishPort = bootstrapKube
-    ? new KubePublisher(bootstrapKube, cfg.namespace)
+    ? new (await import('./publish-kube.js')).KubePublisher(bootstrapKube, cfg.namespace)
     : new FilePublisher((c) => store.clusterDir(c));
+  const JobInstaller = cfg.installerMode === 'job' ? (await import('./installer/job-port.js')).JobInstaller : undefined;
   return await applyPlan(plan, {
     store,
     verifyLock: () => lock.verify(),
@@ -178,7 +177,7 @@ async function applyWith(
       log: opts.log,
     }),
     installer:
-      cfg.installerMode === 'job' && bootstrapKube
+      JobInstaller && bootstrapKube
         ? new JobInstaller({
             kc: bootstrapKube,
             namespace: cfg.namespace,
@@ -225,10 +224,12 @@ function installerCommands(cfg: Config): InstallerCommands {
   };
 }
 
-function kubeConfigFor(cfg: Config, env: NodeJS.ProcessEnv): KubeConfig | undefined {
+/** The bootstrap cluster's client config, when there is one (the client library loads only then). */
+async function kubeConfigFor(cfg: Config, env: NodeJS.ProcessEnv): Promise<KubeConfig | undefined> {
+  if (!cfg.bootstrapKubeconfig && !env['KUBERNETES_SERVICE_HOST']) return undefined;
+  const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   if (cfg.bootstrapKubeconfig) kc.loadFromFile(cfg.bootstrapKubeconfig);
-  else if (env['KUBERNETES_SERVICE_HOST']) kc.loadFromCluster();
-  else return undefined;
+  else kc.loadFromCluster();
   return kc;
 }

@@ -1,5 +1,4 @@
 import { isAbsolute, join, relative, sep } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { loadSite, locateProblems } from '../load/index.js';
 import { StateStore } from '../state/store.js';
 import type { AppliedState } from '../state/applied.js';
@@ -7,14 +6,13 @@ import type { Problem } from '../util/problem.js';
 import { validateSite } from '../validate/index.js';
 import type { InventoryDocument, SiteModel } from '../validate/model.js';
 import { hostsFromObjects, type Metal3Object } from './inventory/hosts.js';
-import { listMetal3Objects } from './inventory/kubernetes.js';
 import { readLeaseFiles } from './leases/read-lease-files.js';
 import type { Host, Lease } from './types.js';
 
 export type InventorySpec =
   | { kind: 'embedded'; root: string; directory?: string }
   | { kind: 'directory'; dir: string }
-  | { kind: 'kubernetes'; kubeConfig: KubeConfig; namespaces: string[] };
+  | { kind: 'kubernetes'; kubeconfig?: string; env: NodeJS.ProcessEnv; namespaces: string[] };
 
 export interface ObserveOptions {
   inventory: InventorySpec;
@@ -60,11 +58,14 @@ async function inventoryObjects(model: SiteModel, spec: InventorySpec, problems:
       const inventory = result.model?.inventory ?? [];
       return { objects: inventory.map(toObject), from: spec.dir };
     }
-    case 'kubernetes':
+    case 'kubernetes': {
+      // The Kubernetes client is large: loaded only for this source.
+      const { listMetal3Objects, loadKubeConfig } = await import('./inventory/kubernetes.js');
       return {
-        objects: await listMetal3Objects({ kubeConfig: spec.kubeConfig, namespaces: spec.namespaces }),
+        objects: await listMetal3Objects({ kubeConfig: loadKubeConfig(spec.kubeconfig, spec.env), namespaces: spec.namespaces }),
         from: `the Kubernetes API (${spec.namespaces.length ? `namespaces ${spec.namespaces.join(', ')}` : 'all namespaces'})`,
       };
+    }
   }
 }
 

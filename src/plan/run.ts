@@ -1,6 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Config } from '../config/options.js';
-import { loadKubeConfig } from '../observe/inventory/kubernetes.js';
 import type { IpSource } from '../observe/inventory/ip.js';
 import { observe, type InventorySpec, type Observations } from '../observe/index.js';
 import { locateProblems } from '../load/index.js';
@@ -83,7 +82,8 @@ function inventorySpec(
   if (cfg.kubeconfig || inv.source === 'kubernetes') {
     return {
       kind: 'kubernetes',
-      kubeConfig: loadKubeConfig(cfg.kubeconfig || undefined, env),
+      kubeconfig: cfg.kubeconfig || undefined,
+      env,
       namespaces: cfg.namespaces,
     };
   }

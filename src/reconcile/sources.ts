@@ -4,10 +4,11 @@ import { parse } from 'yaml';
 import { DEFAULT_LIMITS } from '../load/limits.js';
 import { siteDigest } from '../load/digest.js';
 import { readSite } from '../load/read-site.js';
-import { commitAndPush } from '../report/git-push.js';
 import { STATUS_DIR } from '../report/status.js';
 import { writeFileAtomic } from '../state/atomic.js';
-import { inputDigest, normalizeSitePath, sourceCacheDir, syncRepo, type GitAuth } from '../source/git.js';
+import { sourceCacheDir } from '../source/cache-dir.js';
+import { normalizeSitePath } from '../source/site-path.js';
+import type { GitAuth, RepoOptions } from '../source/types.js';
 
 /** Where a reconcile reads the site from and writes its reports to. */
 export interface SiteSource {
@@ -74,11 +75,13 @@ export class GitSource implements SiteSource {
     return `${this.opts.url.replace(/\/\/[^@/]*@/, '//')}#${this.opts.ref}:${this.sitePath || '.'}`;
   }
 
-  private repo(): Parameters<typeof syncRepo>[0] {
+  private repo(): RepoOptions {
     return { url: this.opts.url, ref: this.opts.ref, dir: this.dir, auth: this.opts.auth };
   }
 
   async sync(): Promise<{ siteDir: string; revision: string; digest: string }> {
+    // isomorphic-git loads only for a repository source.
+    const { inputDigest, syncRepo } = await import('../source/git.js');
     const { revision } = await syncRepo(this.repo());
     const digest = await inputDigest(this.dir, revision.commit, this.sitePath);
     return { siteDir: join(this.dir, this.sitePath), revision: revision.commit, digest };
@@ -96,6 +99,7 @@ export class GitSource implements SiteSource {
     }
     if (!Object.keys(changed).length) return undefined;
     const branch = this.opts.statusBranch || (this.opts.ref.startsWith('refs/heads/') ? this.opts.ref.slice(11) : this.opts.ref);
+    const { commitAndPush } = await import('../report/git-push.js');
     const result = await commitAndPush(this.repo(), { files: changed, message, author: this.opts.author ?? { name: 'bpa', email: 'bpa@bpa.akraino.org' }, branch });
     return result.commit;
   }

@@ -3,9 +3,11 @@ import fs from 'node:fs';
 import git from 'isomorphic-git';
 import { StalledError } from '../util/errors.js';
 import { GIT_PATH_NOT_FOUND } from './classify.js';
+import { normalizeSitePath } from './site-path.js';
 
 /** The directory under the site path where bpa writes its reports; never input. */
 export const STATUS_DIR = 'status';
+export { normalizeSitePath };
 
 /**
  * A digest of the site's input at `commit`: the tree at `sitePath` without its `status/`
@@ -55,10 +57,3 @@ export function digestEntries(
   return h.digest('hex');
 }
 
-/** 'sites/example/', './sites/example', 'sites//example' → 'sites/example'; '.', '' → ''. */
-export function normalizeSitePath(sitePath: string): string {
-  return sitePath
-    .split('/')
-    .filter((part) => part !== '' && part !== '.')
-    .join('/');
-}

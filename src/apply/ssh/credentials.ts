@@ -3,7 +3,7 @@
  * the site repository. No message here ever includes a value read from them.
  */
 import { stat, readFile } from 'node:fs/promises';
-import { ApiException, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { StalledError, TransientError, messageOf } from '../../util/errors.js';
 import type { BootstrapCredentials } from './bootstrap.js';
@@ -118,6 +118,8 @@ export async function readSecretCredentials(
   namespace: string,
   name: string,
 ): Promise<BootstrapCredentials> {
+  // The Kubernetes client is large: loaded only when a Secret is read.
+  const { ApiException, CoreV1Api } = await import('@kubernetes/client-node');
   const source = `Secret ${namespace}/${name}`;
   let data: Record<string, string> | undefined;
   try {

@@ -16,6 +16,8 @@ export interface PinnedKey {
   firstSeen: string;
   /** The node name when pinned, for a person reading the file. */
   node?: string;
+  /** The public key itself (base64 blob), so an OpenSSH known_hosts line can be written. */
+  key?: string;
 }
 
 /** "address:port" → pinned key. */
@@ -109,7 +111,7 @@ export class HostKeyStore {
           pinned.fingerprint === offered.fingerprint && pinned.algorithm === offered.algorithm;
         return same ? { kind: 'match' } : { kind: 'changed', pinned, offered };
       }
-      const entry: PinnedKey = { ...offered, firstSeen: this.now().toISOString(), node };
+      const entry: PinnedKey = { ...offered, firstSeen: this.now().toISOString(), node, key: blob.toString('base64') };
       hosts[id] = entry;
       const sorted = Object.fromEntries(
         Object.entries(hosts).sort(([a], [b]) => a.localeCompare(b)),
@@ -153,6 +155,7 @@ function parseKnownHosts(file: string, text: string): KnownHosts {
       firstSeen: v.firstSeen,
     };
     if (typeof v.node === 'string') entry.node = v.node;
+    if (typeof v.key === 'string') entry.key = v.key;
     hosts[id] = entry;
   }
   return hosts;

@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
-import { runApply } from '../../apply/run.js';
-import { Reconciler } from '../../reconcile/index.js';
-import { sourceFor } from '../../reconcile/from-config.js';
+import type { runApply } from '../../apply/run.js';
 import { parseDuration } from '../../util/duration.js';
 import { planHasChanges } from '../../plan/index.js';
 import { BpaError } from '../../util/errors.js';
@@ -51,6 +49,8 @@ async function reconcileRepo(opts: Record<string, unknown>, config: Parameters<t
   const log = createLogger(String(opts['logLevel'] ?? 'info'), humanLogStream((s) => io.err(s)));
   const cfg = config(undefined);
   try {
+    // Heavy modules (SSH, git, installers) load only for the commands that use them.
+    const [{ Reconciler }, { sourceFor }] = await Promise.all([import('../../reconcile/index.js'), import('../../reconcile/from-config.js')]);
     const reconciler = new Reconciler({
       source: await sourceFor(cfg, env, undefined),
       stateDir: cfg.stateDir,
@@ -77,6 +77,7 @@ async function run(path: string, opts: Record<string, unknown>, config: Paramete
   const log = createLogger(String(opts['logLevel'] ?? 'info'), humanLogStream((s) => io.err(s)));
   let outcome;
   try {
+    const { runApply } = await import('../../apply/run.js');
     outcome = await runApply(path, config, {
       env,
       now: now(),

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { serve } from '../../serve/run.js';
 import { BpaError } from '../../util/errors.js';
 import { createLogger } from '../../util/log.js';
 import { EXIT, type Io } from '../io.js';
@@ -18,6 +17,8 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     const log = createLogger(String(opts['logLevel'] ?? 'info'));
     let server;
     try {
+      // The controller's modules (Kubernetes client, metrics, file watching) load only here.
+      const { serve } = await import('../../serve/run.js');
       server = await serve({ config: (site) => config(opts, site, env), env, log, watchDir: typeof opts['watch'] === 'string' ? opts['watch'] : undefined, onLine: (line) => log.info({ installer: true }, line) });
     } catch (err: unknown) {
       if (!(err instanceof BpaError)) throw err;
