@@ -13,7 +13,11 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**', 'bench/**', 'test/**', 'bin/**'],
+    files: ['src/cli/**', 'bench/**', 'test/**', 'bin/**', 'scripts/**'],
     rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
 );

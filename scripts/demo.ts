@@ -92,7 +92,7 @@ async function demo(): Promise<void> {
     const prov = join(site, 'clusters', 'cluster-east', 'provisioning.yaml');
     const soft = join(site, 'clusters', 'cluster-east', 'software.yaml');
     const provText = await readFile(prov, 'utf8');
-    const withWorker = provText.replace(/(  workers:\n)/, '$1    - worker-3:\n        cpu: 8\n        memory: 16Gi\n');
+    const withWorker = provText.replace(/( {2}workers:\n)/, '$1    - worker-3:\n        cpu: 8\n        memory: 16Gi\n');
     await writeFile(prov, withWorker);
     await writeFile(soft, (await readFile(soft, 'utf8')).replace('"1.6-2.1ubuntu3"', '"1.7.1-3"'));
     await git.commitAs('edge-site', { 'site/clusters/cluster-east/provisioning.yaml': withWorker, 'site/clusters/cluster-east/software.yaml': await readFile(soft, 'utf8') }, 'cluster-east: add worker-3, jq 1.7.1-3');

@@ -60,6 +60,9 @@ export const OPTIONS = {
   listen: { flag: '--listen <addr>', env: 'BPA_LISTEN', default: ':8080', description: 'address of the HTTP server: health, readiness, metrics, webhook, status API', parse: str } as OptionSpec<string>,
   webhookSecretFile: { flag: '--webhook-secret-file <file>', env: 'BPA_WEBHOOK_SECRET_FILE', default: '', description: 'file holding the webhook HMAC secret; without one, POST /hooks/git is disabled', parse: str } as OptionSpec<string>,
   leaderElect: { flag: '--leader-elect', env: 'BPA_LEADER_ELECT', default: false, description: 'elect a leader with a coordination.k8s.io Lease, so only one replica applies', parse: bool } as OptionSpec<boolean>,
+  verifySignatures: { flag: '--verify-signatures', env: 'BPA_VERIFY_SIGNATURES', default: false, description: 'apply only commits signed by a trusted key (OpenPGP: --trusted-keys, SSH: --allowed-signers); others are rejected', parse: bool } as OptionSpec<boolean>,
+  trustedKeys: { flag: '--trusted-keys <file>', env: 'BPA_TRUSTED_KEYS', default: '', description: 'OpenPGP public keys (gpg --export [--armor]) trusted to sign site commits', parse: str } as OptionSpec<string>,
+  allowedSigners: { flag: '--allowed-signers <file>', env: 'BPA_ALLOWED_SIGNERS', default: '', description: 'OpenSSH allowed_signers file of SSH keys trusted to sign site commits', parse: str } as OptionSpec<string>,
   planHash: { flag: '--plan-hash <hash>', env: 'BPA_PLAN_HASH', default: '', description: 'apply only if the current plan has this hash (or a prefix of it)', parse: str } as OptionSpec<string>,
 } as const;
 

@@ -21,7 +21,8 @@ export async function gitAuth(cfg: Config, env: NodeJS.ProcessEnv): Promise<GitA
 /** The site source a configuration names: a repository (--repo) or a local directory. */
 export async function sourceFor(cfg: Config, env: NodeJS.ProcessEnv, localDir: string | undefined): Promise<SiteSource> {
   if (cfg.repoUrl) {
-    return new GitSource({ url: cfg.repoUrl, ref: cfg.ref, path: cfg.path, stateDir: cfg.stateDir, auth: await gitAuth(cfg, env), statusBranch: cfg.statusBranch || undefined });
+    const trust = cfg.verifySignatures ? { openpgpKeys: cfg.trustedKeys || undefined, allowedSigners: cfg.allowedSigners || undefined } : undefined;
+    return new GitSource({ url: cfg.repoUrl, ref: cfg.ref, path: cfg.path, stateDir: cfg.stateDir, auth: await gitAuth(cfg, env), statusBranch: cfg.statusBranch || undefined, trust });
   }
   if (localDir) return new LocalSource(localDir);
   throw new StalledError('NO_SOURCE', 'no site: give --repo URL (with --ref and --path), or a directory');

@@ -6,7 +6,7 @@ import type { ClusterSummary, ReconcileSummary, Trigger } from '../serve/types.j
 import { StateStore } from '../state/store.js';
 import { BpaError, messageOf, sanitize } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import { hasErrors } from '../util/problem.js';
+import { error, hasErrors, type Problem } from '../util/problem.js';
 import { readSourceState, writeSourceState } from './source-state.js';
 import type { SiteSource } from './sources.js';
 
@@ -42,7 +42,13 @@ export class Reconciler {
     const { siteDir, revision, digest } = await this.opts.source.sync();
     state.fetched = { revision, at: new Date(now()).toISOString() };
     const full = !state.lastFullAt || now() - Date.parse(state.lastFullAt) >= this.opts.resyncIntervalMs;
-    if (state.attempted?.digest === digest && trigger !== 'startup' && !full) {
+    // The same input again: nothing to do, unless a periodic full reconcile is due (never for
+    // a rejected input, which stays rejected until it changes).
+    const same = state.attempted?.digest === digest;
+    // …except that a signed commit of an input rejected for its signature is checked again
+    // (a person re-signed it); bpa's own status commits on top of it are never signed.
+    const resigned = same && state.attempted?.result === 'rejected' && state.verifiedDigest !== digest && (await this.opts.source.signed?.(revision)) === true;
+    if (same && !resigned && trigger !== 'startup' && (!full || state.attempted?.result === 'rejected')) {
       await writeSourceState(this.opts.stateDir, state);
       log.debug({ revision }, 'no new input');
       return (this.last = { ...(this.last ?? { clusters: [] }), result: 'skipped', revision, appliedRevision: state.applied?.revision });
@@ -50,17 +56,31 @@ export class Reconciler {
     log.info({ revision, source: this.opts.source.describe() }, 'reconcile started');
     let outcome: ApplyRun | { usage: string } | undefined;
     let failure: unknown;
+    let refused: Problem | undefined;
     try {
-      outcome = await runApply(siteDir, this.opts.config, { env: this.opts.env, now: now(), log, onLine: this.opts.onLine, signal });
+      // bpa's own status commits are not signed: an input already verified is not checked again.
+      if (state.verifiedDigest !== digest) {
+        await this.opts.source.verify?.(revision);
+        if (this.opts.source.verify) state.verifiedDigest = digest;
+      }
+    } catch (err: unknown) {
+      if (!(err instanceof BpaError) || err.retry !== 'stalled') throw err;
+      refused = error(err.code, err.message);
+    }
+    try {
+      // A refused commit is reported like an invalid revision, and nothing of it is applied.
+      if (!refused) outcome = await runApply(siteDir, this.opts.config, { env: this.opts.env, now: now(), log, onLine: this.opts.onLine, signal });
     } catch (err: unknown) {
       failure = err;
     } finally {
-      await this.report(siteDir, revision, digest, state, outcome, failure, now).catch((err: unknown) => {
+      await this.report(siteDir, revision, digest, state, outcome, failure, now, refused).catch((err: unknown) => {
         log.error({ err: messageOf(err) }, 'status report failed');
         failure ??= err;
       });
     }
-    const summary = this.summarize(outcome, failure, revision, state.applied?.revision);
+    const summary = refused
+      ? { result: 'rejected' as const, revision, appliedRevision: state.applied?.revision, clusters: this.last?.clusters ?? [], error: { code: refused.code, message: refused.message, retry: 'stalled' as const } }
+      : this.summarize(outcome, failure, revision, state.applied?.revision);
     log.info({ revision, result: summary.result }, 'reconcile finished');
     return (this.last = summary);
   }
@@ -73,11 +93,12 @@ export class Reconciler {
     outcome: ApplyRun | { usage: string } | undefined,
     failure: unknown,
     now: () => number,
+    refused?: Problem,
   ): Promise<void> {
     const at = new Date(now()).toISOString();
     const run = outcome && 'run' in outcome ? outcome : undefined;
-    const rejected = run && run.run.validated.problems.some((p) => p.severity === 'error') ? run.run.validated.problems : undefined;
-    const result = failure ? 'failed' : rejected ? 'rejected' : run?.result?.ok === false ? 'failed' : 'applied';
+    const rejected = refused ? [refused] : run && run.run.validated.problems.some((p) => p.severity === 'error') ? run.run.validated.problems : undefined;
+    const result = rejected ? 'rejected' : failure ? 'failed' : run?.result?.ok === false ? 'failed' : 'applied';
     state.attempted = { revision, digest, at, result };
     if (run?.result?.ok && !hasErrors(run.run.problems)) {
       state.applied = { revision, digest, at };

@@ -9,6 +9,8 @@ export interface SourceState {
   applied?: { revision: string; digest: string; at: string };
   /** When a full reconcile (observe nodes, repair drift) last ran. */
   lastFullAt?: string;
+  /** The last input digest whose commit passed signature verification. */
+  verifiedDigest?: string;
 }
 
 export async function readSourceState(stateDir: string): Promise<SourceState> {

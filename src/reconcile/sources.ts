@@ -15,6 +15,10 @@ export interface SiteSource {
   describe(): string;
   /** Brings the site up to date; returns its directory, revision and input digest. */
   sync(): Promise<{ siteDir: string; revision: string; digest: string }>;
+  /** Throws (StalledError) when the revision may not be applied: an unsigned or untrusted commit. */
+  verify?(revision: string): Promise<void>;
+  /** Whether the revision carries a signature at all (bpa's own status commits do not). */
+  signed?(revision: string): Promise<boolean>;
   /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
   previousReports(siteDir: string): Promise<Map<string, unknown>>;
   /** Writes the reports (site-relative paths); returns a commit id when one was made. */
@@ -58,6 +62,8 @@ export interface GitSourceOptions {
   auth?: GitAuth;
   /** Push status commits here instead of the followed branch. */
   statusBranch?: string;
+  /** Require commits signed by these keys. */
+  trust?: { openpgpKeys?: string; allowedSigners?: string };
   author?: { name: string; email: string };
 }
 
@@ -89,6 +95,18 @@ export class GitSource implements SiteSource {
 
   previousReports(siteDir: string): Promise<Map<string, unknown>> {
     return readReports(siteDir);
+  }
+
+  async signed(revision: string): Promise<boolean> {
+    const [{ default: git }, fs] = await Promise.all([import('isomorphic-git'), import('node:fs')]);
+    const { commit } = await git.readCommit({ fs, dir: this.dir, oid: revision });
+    return Boolean(commit.gpgsig);
+  }
+
+  async verify(revision: string): Promise<void> {
+    if (!this.opts.trust) return;
+    const { verifyCommit } = await import('../source/verify.js');
+    await verifyCommit(this.dir, revision, this.opts.trust);
   }
 
   async publish(siteDir: string, files: Map<string, string>, message: string): Promise<string | undefined> {

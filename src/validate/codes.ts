@@ -67,6 +67,9 @@ export const CODES = {
   LEASE_MALFORMED: { severity: 'warning', summary: 'a lease file entry could not be read and was skipped', fix: 'check the line shown; other leases are still used' },
   LEASE_FORMAT_UNKNOWN: { severity: 'warning', summary: 'a lease file is neither ISC dhcpd, dnsmasq nor Kea CSV', fix: 'point bpa at the DHCP server lease file itself' },
   LEASE_FILE_UNREADABLE: { severity: 'warning', summary: 'a lease file could not be read', fix: 'check the path and permissions; addresses then come from the inventory only' },
+  COMMIT_UNSIGNED: { severity: 'error', summary: 'with --verify-signatures, the revision is not a signed commit', fix: 'sign the commit (git commit -S) with a key bpa trusts' },
+  COMMIT_SIGNATURE_UNTRUSTED: { severity: 'error', summary: 'with --verify-signatures, the commit is signed by an unknown key, or the signature does not match', fix: 'sign with a key listed in --trusted-keys (OpenPGP) or --allowed-signers (SSH), or add the signer\'s key there' },
+  SIGNATURE_TRUST_MISSING: { severity: 'error', summary: 'signatures are required but no trusted keys are configured for this kind of signature', fix: 'give --trusted-keys (OpenPGP) and/or --allowed-signers (SSH)' },
   INVENTORY_UNAVAILABLE: { severity: 'error', summary: 'the BareMetalHost inventory could not be listed', fix: 'read the message: RBAC (403), a missing metal3 API or namespace (404), or a server error (5xx, retried)' },
 } as const satisfies Record<string, CodeInfo>;
 

@@ -30,7 +30,7 @@ export function registerApply(program: Command, io: Io, env: NodeJS.ProcessEnv, 
     .description('one reconcile: validate, observe, plan and apply a site directory, or (with --repo) a branch of a site repository, then commit status reports back to it')
     .argument('[path]', 'site directory (without --repo)', '.');
   reconcile.option('--once', 'run once and exit (the controller loop is `bpa serve`)');
-  const reconcileConfig = addConfigOptions(reconcile, [...APPLY_OPTIONS, 'repoUrl', 'ref', 'path', 'statusBranch', 'gitUsername', 'gitTokenFile', 'resyncInterval']);
+  const reconcileConfig = addConfigOptions(reconcile, [...APPLY_OPTIONS, 'repoUrl', 'ref', 'path', 'statusBranch', 'gitUsername', 'gitTokenFile', 'resyncInterval', 'verifySignatures', 'trustedKeys', 'allowedSigners']);
   reconcile.option('--log-level <level>', 'log level (trace, debug, info, warn, error)', 'info');
   reconcile.action((path: string, opts: Record<string, unknown>) => {
     if (!opts['once']) {

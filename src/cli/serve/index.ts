@@ -12,7 +12,7 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     .description('run the controller: follow a site repository (--repo) or watch a directory (--watch DIR), reconcile on an interval and on webhooks, serve /healthz /readyz /metrics /api/v1/status')
     .option('--watch <dir>', 'watch a local site directory instead of a repository (development)')
     .option('--log-level <level>', 'log level', 'info');
-  const config = addConfigOptions(cmd, [...APPLY_OPTIONS, 'repoUrl', 'ref', 'path', 'statusBranch', 'gitUsername', 'gitTokenFile', 'interval', 'resyncInterval', 'listen', 'webhookSecretFile', 'leaderElect']);
+  const config = addConfigOptions(cmd, [...APPLY_OPTIONS, 'repoUrl', 'ref', 'path', 'statusBranch', 'gitUsername', 'gitTokenFile', 'interval', 'resyncInterval', 'listen', 'webhookSecretFile', 'leaderElect', 'verifySignatures', 'trustedKeys', 'allowedSigners']);
   cmd.action(async (opts: Record<string, unknown>) => {
     const log = createLogger(String(opts['logLevel'] ?? 'info'));
     let server;

@@ -81,7 +81,7 @@ describe('bpa serve', function () {
   it('a webhook with a bad signature: 401 and no reconcile', async () => {
     const before = await reconciles(url);
     const body = JSON.stringify({ ref: 'refs/heads/main' });
-    const r = await fetch(`${url}/hooks/git`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': sign(body).replace(/.$/, '0') } });
+    const r = await fetch(`${url}/hooks/git`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': sign(body).replace(/.$/, (c) => (c === '0' ? '1' : '0')) } });
     assert.equal(r.status, 401);
     await new Promise((res) => setTimeout(res, 300));
     assert.equal(await reconciles(url), before);

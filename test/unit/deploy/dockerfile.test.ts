@@ -94,7 +94,7 @@ describe('Dockerfile', () => {
     const install = /apt-get install ([^&;]*)/.exec(runs)?.[1] ?? '';
     assert.match(install, /--no-install-recommends/);
     const packages = install.split(/\s+/).filter((w) => w && !w.startsWith('-'));
-    assert.deepEqual(packages.sort(), ['ca-certificates', 'git', 'openssh-client']);
+    assert.deepEqual(packages.sort(), ['ca-certificates', 'git', 'gnupg', 'gpgv', 'openssh-client']);
     assert.match(runs, /rm -rf \/var\/lib\/apt\/lists\/\*/);
     assert.doesNotMatch(runs, /\b(?:npm|npx|yarn|pnpm)\s+(?:ci|install|i|add|run|rebuild)\b/);
     assert.doesNotMatch(runs, /build-essential|\bgcc\b|\bg\+\+|\bmake\b|\bpython3?\b|node-gyp/);
