@@ -30,7 +30,11 @@ const PROFILES = [
   { cpu: 8, ram: 32768, sriov: false },
 ];
 
-export async function generateSite(dir: string, clusters: number, hosts: number): Promise<GeneratedSite> {
+export async function generateSite(
+  dir: string,
+  clusters: number,
+  hosts: number,
+): Promise<GeneratedSite> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(join(dir, 'inventory'), { recursive: true });
   await mkdir(join(dir, 'leases'), { recursive: true });
@@ -87,7 +91,11 @@ export async function generateSite(dir: string, clusters: number, hosts: number)
       docs.push(bmh(h, p));
       leases.push(`4102444800 ${mac(h)} ${ip(h)} node-${h} *`);
     }
-    await put(`inventory/hosts-${String(f).padStart(4, '0')}.yaml`, docs.join('---\n'), docs.length);
+    await put(
+      `inventory/hosts-${String(f).padStart(4, '0')}.yaml`,
+      docs.join('---\n'),
+      docs.length,
+    );
   }
   const leaseFile = join(dir, 'leases', 'dnsmasq.leases');
   await writeFile(leaseFile, leases.join('\n') + '\n');

@@ -11,14 +11,23 @@ export interface Measured {
   stdout: string;
 }
 
-export async function measure(cmd: string, args: string[], opts: { cwd?: string } = {}): Promise<Measured> {
+export async function measure(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string } = {},
+): Promise<Measured> {
   const dir = await mkdtemp(join(tmpdir(), 'bpa-bench-'));
   const out = join(dir, 'time');
   try {
     const { code, stdout } = await new Promise<{ code: number; stdout: string }>((resolve) => {
-      execFile('/usr/bin/time', ['-o', out, '-f', '%e %M', cmd, ...args], { cwd: opts.cwd, maxBuffer: 1 << 28 }, (err, so) => {
-        resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout: so });
-      });
+      execFile(
+        '/usr/bin/time',
+        ['-o', out, '-f', '%e %M', cmd, ...args],
+        { cwd: opts.cwd, maxBuffer: 1 << 28 },
+        (err, so) => {
+          resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout: so });
+        },
+      );
     });
     const last = (await readFile(out, 'utf8')).trim().split('\n').pop() ?? '';
     const [secs = 'NaN', kb = 'NaN'] = last.split(' ');

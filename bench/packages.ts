@@ -23,15 +23,46 @@ if (!can.ok) {
 const HOSTS = 10;
 const lab = await startLab({ hosts: HOSTS, isolatedPackages: true });
 const tmp = await mkdtemp(join(tmpdir(), 'bpa-bench-packages-'));
-const payload = (name: string): Record<string, string> => ({ [`/usr/share/bpa-bench/${name}.txt`]: 'x'.repeat(200_000) });
-const specs = ['p', 's'].flatMap((set) => [1, 2, 3].map((i) => ({ name: `bpa-bench-${set}${i}`, version: '1.0-1', files: payload(`${set}${i}`) })));
+const payload = (name: string): Record<string, string> => ({
+  [`/usr/share/bpa-bench/${name}.txt`]: 'x'.repeat(200_000),
+});
+const specs = ['p', 's'].flatMap((set) =>
+  [1, 2, 3].map((i) => ({
+    name: `bpa-bench-${set}${i}`,
+    version: '1.0-1',
+    files: payload(`${set}${i}`),
+  })),
+);
 const repo = await startAptRepo(lab, specs);
 try {
-  const pool = new SshPool({ privateKeyPath: lab.keyPath, knownHostsFile: join(tmp, 'known_hosts.json') });
-  const nodes: PlannedNode[] = lab.hosts.map((h) => ({ name: h.name, roles: ['worker'], host: h.name, mac: h.mac, ip: h.ip, ipSource: 'lease', change: 'keep', placement: '' }));
-  const changes = (set: string): PackageChange[] => nodes.flatMap((n) => [1, 2, 3].map((i) => ({ node: n.name, name: `bpa-bench-${set}${i}`, to: '1.0-1' })));
+  const pool = new SshPool({
+    privateKeyPath: lab.keyPath,
+    knownHostsFile: join(tmp, 'known_hosts.json'),
+  });
+  const nodes: PlannedNode[] = lab.hosts.map((h) => ({
+    name: h.name,
+    roles: ['worker'],
+    host: h.name,
+    mac: h.mac,
+    ip: h.ip,
+    ipSource: 'lease',
+    change: 'keep',
+    placement: '',
+  }));
+  const changes = (set: string): PackageChange[] =>
+    nodes.flatMap((n) =>
+      [1, 2, 3].map((i) => ({ node: n.name, name: `bpa-bench-${set}${i}`, to: '1.0-1' })),
+    );
   const run = async (parallel: number, set: string): Promise<{ wall: number; per: number[] }> => {
-    const exec = new SshPackages({ pool, user: 'root', port: 22, maxParallelHosts: parallel, packageMirror: repo.sourceLine, timeoutMs: 300_000, log: silentLogger() });
+    const exec = new SshPackages({
+      pool,
+      user: 'root',
+      port: 22,
+      maxParallelHosts: parallel,
+      packageMirror: repo.sourceLine,
+      timeoutMs: 300_000,
+      log: silentLogger(),
+    });
     const started = performance.now();
     const results = await exec.apply('bench', nodes, changes(set), 'install');
     const wall = (performance.now() - started) / 1000;
@@ -40,15 +71,25 @@ try {
     return { wall, per: results.map((r) => (r.durationMs ?? 0) / 1000) };
   };
   // Warm the SSH connections (host keys pinned) so both runs start alike.
-  await Promise.all(nodes.map((n) => pool.run({ node: n.name, address: n.ip, port: 22, user: 'root' }, ['true'])));
+  await Promise.all(
+    nodes.map((n) => pool.run({ node: n.name, address: n.ip, port: 22, user: 'root' }, ['true'])),
+  );
   const seq = await run(1, 's');
   const par = await run(HOSTS, 'p');
   const slowestAlone = Math.max(...seq.per);
   const slowestInParallel = Math.max(...par.per);
-  console.log(`one after another: ${seq.wall.toFixed(2)} s (per host ${Math.min(...seq.per).toFixed(2)}–${slowestAlone.toFixed(2)} s)`);
-  console.log(`in parallel (${HOSTS}):   ${par.wall.toFixed(2)} s (per host ${Math.min(...par.per).toFixed(2)}–${slowestInParallel.toFixed(2)} s)`);
-  console.log(`sequential / parallel = ${(seq.wall / par.wall).toFixed(2)}×; parallel / slowest single host = ${(par.wall / slowestAlone).toFixed(2)}× (target ≤ 1.5×)`);
-  console.log(`bpa's overhead beyond the slowest host in the parallel run: ${((par.wall - slowestInParallel) * 1000).toFixed(0)} ms`);
+  console.log(
+    `one after another: ${seq.wall.toFixed(2)} s (per host ${Math.min(...seq.per).toFixed(2)}–${slowestAlone.toFixed(2)} s)`,
+  );
+  console.log(
+    `in parallel (${HOSTS}):   ${par.wall.toFixed(2)} s (per host ${Math.min(...par.per).toFixed(2)}–${slowestInParallel.toFixed(2)} s)`,
+  );
+  console.log(
+    `sequential / parallel = ${(seq.wall / par.wall).toFixed(2)}×; parallel / slowest single host = ${(par.wall / slowestAlone).toFixed(2)}× (target ≤ 1.5×)`,
+  );
+  console.log(
+    `bpa's overhead beyond the slowest host in the parallel run: ${((par.wall - slowestInParallel) * 1000).toFixed(0)} ms`,
+  );
   await pool.close();
 } finally {
   await repo.stop();

@@ -20,21 +20,45 @@ const results: Array<{ hosts: number; bpa: Measured; floor: Measured }> = [];
 
 for (const hosts of sizes) {
   const clusters = hosts / 10;
-  const site = await generateSite(join(root, 'bench', 'out', `plan-${hosts}`, 'site'), clusters, hosts);
+  const site = await generateSite(
+    join(root, 'bench', 'out', `plan-${hosts}`, 'site'),
+    clusters,
+    hosts,
+  );
   const state = await mkdtemp(join(tmpdir(), 'bpa-bench-state-'));
   const bpa = await median(runs, () =>
-    measure(join(root, 'bin', 'bpa'), ['plan', site.dir, '--leases', site.leaseFile, '--state', state, '-o', 'json']),
+    measure(join(root, 'bin', 'bpa'), [
+      'plan',
+      site.dir,
+      '--leases',
+      site.leaseFile,
+      '--state',
+      state,
+      '-o',
+      'json',
+    ]),
   );
   await rm(state, { recursive: true, force: true });
   if (bpa.code !== 2) throw new Error(`bpa plan exited ${bpa.code}: ${bpa.stdout.slice(0, 2000)}`);
-  const plan = JSON.parse(bpa.stdout) as { problems: unknown[]; clusters: Array<{ actions: unknown[] }> };
-  if (plan.problems.length) throw new Error(`unexpected problems: ${JSON.stringify(plan.problems.slice(0, 3))}`);
-  const floor = await median(runs, () => measure(process.execPath, [join(root, 'bench', 'floor-parse.mjs'), site.dir]));
-  console.log(`${hosts} hosts, ${clusters} clusters, ${site.documents} documents, ${(site.bytes / 1e6).toFixed(1)} MB:`);
-  console.log(`  bpa plan: ${fmt(bpa)}   floor: ${fmt(floor)}   ratio ${(bpa.seconds / floor.seconds).toFixed(2)}`);
+  const plan = JSON.parse(bpa.stdout) as {
+    problems: unknown[];
+    clusters: Array<{ actions: unknown[] }>;
+  };
+  if (plan.problems.length)
+    throw new Error(`unexpected problems: ${JSON.stringify(plan.problems.slice(0, 3))}`);
+  const floor = await median(runs, () =>
+    measure(process.execPath, [join(root, 'bench', 'floor-parse.mjs'), site.dir]),
+  );
+  console.log(
+    `${hosts} hosts, ${clusters} clusters, ${site.documents} documents, ${(site.bytes / 1e6).toFixed(1)} MB:`,
+  );
+  console.log(
+    `  bpa plan: ${fmt(bpa)}   floor: ${fmt(floor)}   ratio ${(bpa.seconds / floor.seconds).toFixed(2)}`,
+  );
   results.push({ hosts, bpa, floor });
 }
 const at = (h: number): Measured | undefined => results.find((r) => r.hosts === h)?.bpa;
 const ten = at(10000);
 const twenty = at(20000);
-if (ten && twenty) console.log(`growth 10k → 20k: ${(twenty.seconds / ten.seconds).toFixed(2)}× (target ≤ 2.3×)`);
+if (ten && twenty)
+  console.log(`growth 10k → 20k: ${(twenty.seconds / ten.seconds).toFixed(2)}× (target ≤ 2.3×)`);

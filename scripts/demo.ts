@@ -25,7 +25,9 @@ const SECRET = 'demo-webhook-secret';
 const say = (text: string): void => console.log(`\n\x1b[1m== ${text}\x1b[0m`);
 
 if (process.getuid?.() !== 0) {
-  console.log('The demo starts test hosts in network namespaces, which needs root; showing `bpa plan sites/example` instead.\n');
+  console.log(
+    'The demo starts test hosts in network namespaces, which needs root; showing `bpa plan sites/example` instead.\n',
+  );
   const r = spawn(BPA, ['plan', 'sites/example'], { cwd: ROOT, stdio: 'inherit' });
   r.on('exit', (code) => process.exit(code === 2 ? 0 : (code ?? 1)));
 } else {
@@ -37,7 +39,9 @@ async function demo(): Promise<void> {
   const can = canRunLab({ isolatedPackages: true });
   if (!can.ok) throw new Error(`cannot start the test hosts: ${can.reason}`);
   const tmp = await mkdtemp(join(tmpdir(), 'bpa-demo-'));
-  const cleanup: Array<() => Promise<unknown>> = [async () => rm(tmp, { recursive: true, force: true })];
+  const cleanup: Array<() => Promise<unknown>> = [
+    async () => rm(tmp, { recursive: true, force: true }),
+  ];
   try {
     say('Starting 10 test hosts (sshd, DHCP lease, own package state)');
     const lab = await startLab({ hosts: 10, isolatedPackages: true });
@@ -46,8 +50,12 @@ async function demo(): Promise<void> {
 
     say('A local apt repository for the nodes (they have no internet)');
     const debs = [
-      ['curl', '1.0-demo1'], ['htop', '1.0-demo1'], ['ethtool', '1.0-demo1'], ['tmux', '1.0-demo1'],
-      ['jq', '1.6-2.1ubuntu3'], ['jq', '1.7.1-3'],
+      ['curl', '1.0-demo1'],
+      ['htop', '1.0-demo1'],
+      ['ethtool', '1.0-demo1'],
+      ['tmux', '1.0-demo1'],
+      ['jq', '1.6-2.1ubuntu3'],
+      ['jq', '1.7.1-3'],
     ].map(([name, version]) => ({ name: name!, version: version! }));
     const repo = await startAptRepo(lab, debs);
     cleanup.unshift(() => repo.stop());
@@ -56,7 +64,11 @@ async function demo(): Promise<void> {
     say('A git server holding sites/example, with the test hosts in its inventory');
     const site = join(tmp, 'site');
     await cp(join(ROOT, 'sites', 'example'), site, { recursive: true });
-    await rewriteSite(site, lab.hosts.map((h) => h.mac), repo.sourceLine);
+    await rewriteSite(
+      site,
+      lab.hosts.map((h) => h.mac),
+      repo.sourceLine,
+    );
     const git = await startGitServer();
     cleanup.unshift(() => git.stop());
     const url = await git.createRepo('edge-site', { files: await filesOf(site, 'site') });
@@ -64,15 +76,39 @@ async function demo(): Promise<void> {
 
     say('bpa serve, following the repository');
     await writeFile(join(tmp, 'webhook-secret'), SECRET, { mode: 0o600 });
-    const serve = spawn(BPA, [
-      'serve', '--repo', url, '--path', 'site', '--listen', '127.0.0.1:0', '--interval', '1m',
-      '--webhook-secret-file', join(tmp, 'webhook-secret'), '--state', join(tmp, 'state'),
-      '--leases', lab.leaseFile, '--ssh-key', lab.keyPath, '--ssh-user', 'root',
-      '--installer-command', `${REFERENCE} cluster {clusterDir} {inventory}`,
-      '--scale-command', `${REFERENCE} scale {clusterDir} {inventory} {nodes}`,
-      '--addon-command', `${REFERENCE} addon {clusterDir} {inventory} {plugins}`,
-      '--remove-command', `${REFERENCE} remove {clusterDir} {inventory} {nodes}`,
-    ], { stdio: ['ignore', 'inherit', 'pipe'] });
+    const serve = spawn(
+      BPA,
+      [
+        'serve',
+        '--repo',
+        url,
+        '--path',
+        'site',
+        '--listen',
+        '127.0.0.1:0',
+        '--interval',
+        '1m',
+        '--webhook-secret-file',
+        join(tmp, 'webhook-secret'),
+        '--state',
+        join(tmp, 'state'),
+        '--leases',
+        lab.leaseFile,
+        '--ssh-key',
+        lab.keyPath,
+        '--ssh-user',
+        'root',
+        '--installer-command',
+        `${REFERENCE} cluster {clusterDir} {inventory}`,
+        '--scale-command',
+        `${REFERENCE} scale {clusterDir} {inventory} {nodes}`,
+        '--addon-command',
+        `${REFERENCE} addon {clusterDir} {inventory} {plugins}`,
+        '--remove-command',
+        `${REFERENCE} remove {clusterDir} {inventory} {nodes}`,
+      ],
+      { stdio: ['ignore', 'inherit', 'pipe'] },
+    );
     cleanup.unshift(async () => {
       if (serve.exitCode === null) {
         serve.kill('SIGTERM');
@@ -85,28 +121,54 @@ async function demo(): Promise<void> {
       for (const line of d.toString().split('\n')) if (line) console.log(`  ${summarizeLog(line)}`);
     });
     const api = await until(async () => /"url":"(http:\/\/[^"]+)"/.exec(log)?.[1], 30_000);
-    await until(async () => ((await fetch(`${api}/readyz`)).status === 200 ? true : undefined), 600_000);
+    await until(
+      async () => ((await fetch(`${api}/readyz`)).status === 200 ? true : undefined),
+      600_000,
+    );
     await showLog(git, 'after the first reconcile');
 
     say('A person pushes a change: a worker added to cluster-east, jq bumped to 1.7.1-3');
     const prov = join(site, 'clusters', 'cluster-east', 'provisioning.yaml');
     const soft = join(site, 'clusters', 'cluster-east', 'software.yaml');
     const provText = await readFile(prov, 'utf8');
-    const withWorker = provText.replace(/( {2}workers:\n)/, '$1    - worker-3:\n        cpu: 8\n        memory: 16Gi\n');
+    const withWorker = provText.replace(
+      /( {2}workers:\n)/,
+      '$1    - worker-3:\n        cpu: 8\n        memory: 16Gi\n',
+    );
     await writeFile(prov, withWorker);
     await writeFile(soft, (await readFile(soft, 'utf8')).replace('"1.6-2.1ubuntu3"', '"1.7.1-3"'));
-    await git.commitAs('edge-site', { 'site/clusters/cluster-east/provisioning.yaml': withWorker, 'site/clusters/cluster-east/software.yaml': await readFile(soft, 'utf8') }, 'cluster-east: add worker-3, jq 1.7.1-3');
+    await git.commitAs(
+      'edge-site',
+      {
+        'site/clusters/cluster-east/provisioning.yaml': withWorker,
+        'site/clusters/cluster-east/software.yaml': await readFile(soft, 'utf8'),
+      },
+      'cluster-east: add worker-3, jq 1.7.1-3',
+    );
     const body = JSON.stringify({ ref: 'refs/heads/main' });
-    const hook = await fetch(`${api}/hooks/git`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}` } });
+    const hook = await fetch(`${api}/hooks/git`, {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'push',
+        'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+      },
+    });
     console.log(`  webhook: HTTP ${hook.status}`);
-    await until(async () => ((await git.log('edge-site', 'main'))[0]?.subject.includes('add-nodes') ? true : undefined), 600_000);
+    await until(
+      async () =>
+        (await git.log('edge-site', 'main'))[0]?.subject.includes('add-nodes') ? true : undefined,
+      600_000,
+    );
     await showLog(git, 'after the change');
     const status = await git.readFile('edge-site', 'main', 'site/status/cluster-east.yaml');
     say('site/status/cluster-east.yaml');
     console.log(status);
   } finally {
     say('Cleaning up');
-    for (const step of cleanup) await step().catch((err: unknown) => console.error(`  cleanup: ${String(err)}`));
+    for (const step of cleanup)
+      await step().catch((err: unknown) => console.error(`  cleanup: ${String(err)}`));
     console.log('  done');
   }
 }
@@ -120,36 +182,50 @@ async function rewriteSite(site: string, macs: string[], sourceLine: string): Pr
   for (const file of await listYaml(site)) {
     let t = await readFile(file, 'utf8');
     for (const [from, to] of mapping) t = t.split(from).join(to);
-    if (file.endsWith('site.yaml')) t = t.replace(/packageMirror: .*/, `packageMirror: "${sourceLine}"`);
+    if (file.endsWith('site.yaml'))
+      t = t.replace(/packageMirror: .*/, `packageMirror: "${sourceLine}"`);
     await writeFile(file, t);
   }
 }
 
 async function listYaml(dir: string): Promise<string[]> {
-  return (await readdir(dir, { withFileTypes: true, recursive: true })).filter((e) => e.isFile() && e.name.endsWith('.yaml')).map((e) => join(e.parentPath, e.name));
+  return (await readdir(dir, { withFileTypes: true, recursive: true }))
+    .filter((e) => e.isFile() && e.name.endsWith('.yaml'))
+    .map((e) => join(e.parentPath, e.name));
 }
 
 async function filesOf(dir: string, prefix: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (e.isFile()) out[`${prefix}/${relative(dir, join(e.parentPath, e.name))}`] = await readFile(join(e.parentPath, e.name), 'utf8');
+    if (e.isFile())
+      out[`${prefix}/${relative(dir, join(e.parentPath, e.name))}`] = await readFile(
+        join(e.parentPath, e.name),
+        'utf8',
+      );
   }
   return out;
 }
 
-async function showLog(git: Awaited<ReturnType<typeof startGitServer>>, when: string): Promise<void> {
+async function showLog(
+  git: Awaited<ReturnType<typeof startGitServer>>,
+  when: string,
+): Promise<void> {
   say(`git log ${when}`);
   const clone = await mkdtemp(join(tmpdir(), 'bpa-demo-clone-'));
   try {
     await run('git', ['clone', '-q', git.repoUrl('edge-site'), clone]);
-    console.log(await run('git', ['-C', clone, 'log', '--format=%h %an: %s%n%w(0,8,8)%b', '-n', '6']));
+    console.log(
+      await run('git', ['-C', clone, 'log', '--format=%h %an: %s%n%w(0,8,8)%b', '-n', '6']),
+    );
   } finally {
     await rm(clone, { recursive: true, force: true });
   }
 }
 
 function run(cmd: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => execFile(cmd, args, (err, stdout) => (err ? reject(err) : resolve(stdout))));
+  return new Promise((resolve, reject) =>
+    execFile(cmd, args, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+  );
 }
 
 function summarizeLog(line: string): string {

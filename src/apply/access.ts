@@ -6,7 +6,16 @@ import { writeFileAtomic } from '../state/atomic.js';
 import { BpaError, StalledError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { AccessPort } from './ports.js';
-import { bootstrapKey, fingerprintOf, HostKeyStore, hostPort, type BootstrapCredentials, type SshOptions, type SshPool, type SshTarget } from './ssh/index.js';
+import {
+  bootstrapKey,
+  fingerprintOf,
+  HostKeyStore,
+  hostPort,
+  type BootstrapCredentials,
+  type SshOptions,
+  type SshPool,
+  type SshTarget,
+} from './ssh/index.js';
 
 export interface SshAccessOptions {
   pool: SshPool;
@@ -22,7 +31,11 @@ export interface SshAccessOptions {
   log: Logger;
 }
 
-export function targetOf(node: Pick<PlannedNode, 'name' | 'ip'>, user: string, port: number): SshTarget {
+export function targetOf(
+  node: Pick<PlannedNode, 'name' | 'ip'>,
+  user: string,
+  port: number,
+): SshTarget {
   return { node: node.name, address: node.ip, port, user };
 }
 
@@ -54,7 +67,11 @@ export class SshAccess implements AccessPort {
     if (failures.length) {
       failures.sort();
       const retry = firstError?.retry ?? 'transient';
-      throw new BpaError(firstError?.code ?? 'SSH_ACCESS_FAILED', `cluster ${cluster}: no SSH access to ${failures.length} node(s): ${failures.join('; ')}`, retry);
+      throw new BpaError(
+        firstError?.code ?? 'SSH_ACCESS_FAILED',
+        `cluster ${cluster}: no SSH access to ${failures.length} node(s): ${failures.join('; ')}`,
+        retry,
+      );
     }
     await this.writeKnownHosts(nodes);
   }
@@ -69,7 +86,10 @@ export class SshAccess implements AccessPort {
     const creds = await this.opts.bootstrap();
     const publicKey = await readFile(this.opts.publicKeyPath, 'utf8');
     const result = await bootstrapKey(target, creds, publicKey, this.opts.ssh);
-    this.opts.log.info({ node: target.node, result }, "bpa's key installed with the bootstrap credentials");
+    this.opts.log.info(
+      { node: target.node, result },
+      "bpa's key installed with the bootstrap credentials",
+    );
     await this.opts.pool.run(target, ['true'], { timeoutMs: 30_000 });
   }
 
@@ -90,10 +110,15 @@ export class SshAccess implements AccessPort {
         const scanned = await keyscan(n.ip, this.opts.port);
         const match = scanned.find((l) => {
           const blob = l.split(' ')[2];
-          return blob !== undefined && fingerprintOf(Buffer.from(blob, 'base64')) === pin.fingerprint;
+          return (
+            blob !== undefined && fingerprintOf(Buffer.from(blob, 'base64')) === pin.fingerprint
+          );
         });
         if (!match) {
-          throw new StalledError('HOST_KEY_CHANGED', `${n.name} (${id}): the host key offered now is not the one bpa pinned (${pin.fingerprint})`);
+          throw new StalledError(
+            'HOST_KEY_CHANGED',
+            `${n.name} (${id}): the host key offered now is not the one bpa pinned (${pin.fingerprint})`,
+          );
         }
         return match;
       }),
@@ -103,15 +128,24 @@ export class SshAccess implements AccessPort {
     const hosts = new Set(fresh.map((l) => l.split(' ')[0]));
     // A host's line is replaced, not added to: an old key must not linger next to the new one.
     const kept = existing.split('\n').filter((l) => l && !hosts.has(l.split(' ')[0]));
-    await writeFileAtomic(this.opts.knownHostsFile, [...kept, ...fresh].sort().join('\n') + '\n', 0o644);
+    await writeFileAtomic(
+      this.opts.knownHostsFile,
+      [...kept, ...fresh].sort().join('\n') + '\n',
+      0o644,
+    );
   }
 }
 
 function keyscan(address: string, port: number): Promise<string[]> {
   return new Promise((resolve) => {
-    execFile('ssh-keyscan', ['-T', '5', '-p', String(port), address], { timeout: 15_000 }, (_err, stdout) => {
-      // ssh-keyscan writes `host type base64` (with [host]:port for other ports).
-      resolve(stdout.split('\n').filter((l) => l && !l.startsWith('#')));
-    });
+    execFile(
+      'ssh-keyscan',
+      ['-T', '5', '-p', String(port), address],
+      { timeout: 15_000 },
+      (_err, stdout) => {
+        // ssh-keyscan writes `host type base64` (with [host]:port for other ports).
+        resolve(stdout.split('\n').filter((l) => l && !l.startsWith('#')));
+      },
+    );
   });
 }

@@ -10,7 +10,14 @@ import type { StateStore } from '../state/store.js';
 import { BpaError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { PackageSpec, Role } from '../validate/model.js';
-import type { AccessPort, InstallerPort, PackagePort, PackageResult, PublishPort, StepHandle } from './ports.js';
+import type {
+  AccessPort,
+  InstallerPort,
+  PackagePort,
+  PackageResult,
+  PublishPort,
+  StepHandle,
+} from './ports.js';
 
 export interface ApplyDeps {
   store: StateStore;
@@ -60,16 +67,27 @@ export interface ApplyResult {
  */
 export async function applyPlan(plan: Plan, deps: ApplyDeps): Promise<ApplyResult> {
   const limit = pLimit(deps.maxParallelClusters ?? 1);
-  const clusters = await Promise.all(plan.clusters.map((c) => limit(() => applyCluster(c, plan.hash, deps))));
+  const clusters = await Promise.all(
+    plan.clusters.map((c) => limit(() => applyCluster(c, plan.hash, deps))),
+  );
   return { planHash: plan.hash, clusters, ok: clusters.every((c) => c.result !== 'failed') };
 }
 
-async function applyCluster(c: ClusterPlan, planHash: string, deps: ApplyDeps): Promise<ClusterOutcome> {
+async function applyCluster(
+  c: ClusterPlan,
+  planHash: string,
+  deps: ApplyDeps,
+): Promise<ClusterOutcome> {
   if (!c.actions.length) return { cluster: c.cluster, result: 'unchanged', actions: [] };
   const clusterDir = deps.store.clusterDir(c.cluster);
   const journal = await Journal.open(clusterDir, c.cluster, deps.verifyLock);
   const log = deps.log.child({ cluster: c.cluster });
-  const outcomes: ActionOutcome[] = c.actions.map((a) => ({ kind: a.kind, nodes: [...a.nodes], result: 'not-run', steps: [] }));
+  const outcomes: ActionOutcome[] = c.actions.map((a) => ({
+    kind: a.kind,
+    nodes: [...a.nodes],
+    result: 'not-run',
+    steps: [],
+  }));
   let failed = false;
   for (const [i, action] of c.actions.entries()) {
     const outcome = outcomes[i] as ActionOutcome;
@@ -81,7 +99,10 @@ async function applyCluster(c: ClusterPlan, planHash: string, deps: ApplyDeps): 
       outcome.result = 'done';
     } catch (err: unknown) {
       outcome.result = 'failed';
-      outcome.error = err instanceof BpaError ? { code: err.code, message: err.message } : { code: 'APPLY_FAILED', message: messageOf(err) };
+      outcome.error =
+        err instanceof BpaError
+          ? { code: err.code, message: err.message }
+          : { code: 'APPLY_FAILED', message: messageOf(err) };
       log.error({ action: action.kind, err: outcome.error }, 'action failed');
       failed = true;
     }
@@ -105,15 +126,36 @@ class ActionRun {
     private readonly planHash: string,
   ) {
     // Keyed by the work itself, so the same work is recognised across plans.
-    const installerInputs = action.kind === 'provision-cluster' || action.kind === 'add-nodes' || action.kind === 'remove-nodes' ? cluster.hostsIni : undefined;
-    this.digest = sha256Hex(canonicalJson({ kind: action.kind, cluster: action.cluster, nodes: action.nodes, plugins: action.plugins, packages: action.packages, hostsIni: installerInputs })).slice(0, 16);
+    const installerInputs =
+      action.kind === 'provision-cluster' ||
+      action.kind === 'add-nodes' ||
+      action.kind === 'remove-nodes'
+        ? cluster.hostsIni
+        : undefined;
+    this.digest = sha256Hex(
+      canonicalJson({
+        kind: action.kind,
+        cluster: action.cluster,
+        nodes: action.nodes,
+        plugins: action.plugins,
+        packages: action.packages,
+        hostsIni: installerInputs,
+      }),
+    ).slice(0, 16);
   }
 
   async execute(): Promise<void> {
     const a = this.action;
     const nodes = this.nodes(a.nodes);
     const inventory = join(this.clusterDir, 'hosts.ini');
-    const req = { workId: this.digest, cluster: a.cluster, clusterDir: this.clusterDir, inventory, plugins: a.plugins ?? [], nodes: a.nodes };
+    const req = {
+      workId: this.digest,
+      cluster: a.cluster,
+      clusterDir: this.clusterDir,
+      inventory,
+      plugins: a.plugins ?? [],
+      nodes: a.nodes,
+    };
     switch (a.kind) {
       case 'provision-cluster':
         await this.step('inventory', () => this.writeInventory());
@@ -121,41 +163,82 @@ class ActionRun {
         await this.step('installer', (h) => this.deps.installer.run('provision', req, h));
         await this.step('kubeconfig', () => this.storeKubeconfig());
         await this.step('configmap', () => this.publishNodes());
-        await this.step('record', () => this.record((applied) => ({ ...applied, nodes: this.appliedNodes(), plugins: [...this.cluster.desired.plugins] })));
+        await this.step('record', () =>
+          this.record((applied) => ({
+            ...applied,
+            nodes: this.appliedNodes(),
+            plugins: [...this.cluster.desired.plugins],
+          })),
+        );
         return;
       case 'add-nodes':
         await this.step('inventory', () => this.writeInventory());
         await this.step('ssh-access', () => this.deps.access.ensure(a.cluster, nodes));
         await this.step('installer', (h) => this.deps.installer.run('scale', req, h));
         await this.step('configmap', () => this.publishNodes());
-        await this.step('record', () => this.record((applied) => ({ ...applied, nodes: mergeNodes(applied.nodes, this.appliedNodes(a.nodes)) })));
+        await this.step('record', () =>
+          this.record((applied) => ({
+            ...applied,
+            nodes: mergeNodes(applied.nodes, this.appliedNodes(a.nodes)),
+          })),
+        );
         return;
       case 'remove-nodes':
         // The remove path runs against the inventory that still lists the nodes.
-        await this.step('installer', (h) => this.deps.installer.run('remove', { ...req, inventory: join(this.clusterDir, 'hosts.ini') }, h));
+        await this.step('installer', (h) =>
+          this.deps.installer.run(
+            'remove',
+            { ...req, inventory: join(this.clusterDir, 'hosts.ini') },
+            h,
+          ),
+        );
         await this.step('inventory', () => this.writeInventory());
         await this.step('configmap', () => this.publishNodes());
-        await this.step('record', () => this.record((applied) => ({ ...applied, nodes: applied.nodes.filter((n) => !a.nodes.includes(n.name)) })));
+        await this.step('record', () =>
+          this.record((applied) => ({
+            ...applied,
+            nodes: applied.nodes.filter((n) => !a.nodes.includes(n.name)),
+          })),
+        );
         return;
       case 'install-plugins':
         await this.step('installer', (h) => this.deps.installer.run('addon', req, h));
-        await this.step('record', () => this.record((applied) => ({ ...applied, plugins: [...new Set([...applied.plugins, ...(a.plugins ?? [])])] })));
+        await this.step('record', () =>
+          this.record((applied) => ({
+            ...applied,
+            plugins: [...new Set([...applied.plugins, ...(a.plugins ?? [])])],
+          })),
+        );
         return;
       case 'install-packages':
       case 'upgrade-packages':
       case 'remove-packages':
       case 'fix-drift': {
-        const mode = a.kind === 'remove-packages' ? 'remove' : a.kind === 'upgrade-packages' ? 'upgrade' : 'install';
+        const mode =
+          a.kind === 'remove-packages'
+            ? 'remove'
+            : a.kind === 'upgrade-packages'
+              ? 'upgrade'
+              : 'install';
         let results: PackageResult[] = [];
         await this.step('packages', async () => {
           results = await this.deps.packages.apply(a.cluster, nodes, a.packages ?? [], mode);
           this.outcome.packages = results;
           const bad = results.filter((r) => !r.ok);
           if (bad.length) {
-            throw new BpaError('PACKAGES_FAILED', `packages failed on ${bad.map((r) => `${r.node} (${r.error?.message ?? 'failed'})`).join('; ')}`, 'transient');
+            throw new BpaError(
+              'PACKAGES_FAILED',
+              `packages failed on ${bad.map((r) => `${r.node} (${r.error?.message ?? 'failed'})`).join('; ')}`,
+              'transient',
+            );
           }
         });
-        await this.step('record', () => this.record((applied) => ({ ...applied, packages: recordPackages(applied, this.cluster, a) })));
+        await this.step('record', () =>
+          this.record((applied) => ({
+            ...applied,
+            packages: recordPackages(applied, this.cluster, a),
+          })),
+        );
         return;
       }
     }
@@ -171,12 +254,21 @@ class ActionRun {
     }
     const previous: StepRecord | undefined = prev ? { ...prev } : undefined;
     await this.journal.start(key, this.action.kind, name);
-    this.log.info({ action: this.action.kind, step: name, resumed: previous?.status === 'running' }, 'step started');
+    this.log.info(
+      { action: this.action.kind, step: name, resumed: previous?.status === 'running' },
+      'step started',
+    );
     try {
       await fn({ previous, record: (data) => this.journal.update(key, data) });
     } catch (err: unknown) {
       this.outcome.steps.push({ name, result: 'failed' });
-      await this.journal.finish(key, 'failed', err instanceof BpaError ? { code: err.code, message: err.message } : { code: 'STEP_FAILED', message: messageOf(err) });
+      await this.journal.finish(
+        key,
+        'failed',
+        err instanceof BpaError
+          ? { code: err.code, message: err.message }
+          : { code: 'STEP_FAILED', message: messageOf(err) },
+      );
       throw err;
     }
     await this.journal.finish(key, 'done');
@@ -197,7 +289,11 @@ class ActionRun {
     try {
       conf = await readFile(file, 'utf8');
     } catch {
-      throw new BpaError('KUBECONFIG_MISSING', `the installer finished but left no kubeconfig at ${file}`, 'stalled');
+      throw new BpaError(
+        'KUBECONFIG_MISSING',
+        `the installer finished but left no kubeconfig at ${file}`,
+        'stalled',
+      );
     }
     const where = await this.deps.publish.storeKubeconfig(this.action.cluster, conf);
     this.log.info({ where }, 'kubeconfig stored');
@@ -235,7 +331,10 @@ class ActionRun {
   }
 }
 
-function mergeNodes(existing: AppliedCluster['nodes'], added: AppliedCluster['nodes']): AppliedCluster['nodes'] {
+function mergeNodes(
+  existing: AppliedCluster['nodes'],
+  added: AppliedCluster['nodes'],
+): AppliedCluster['nodes'] {
   const names = new Set(added.map((n) => n.name));
   return [...existing.filter((n) => !names.has(n.name)), ...added];
 }
@@ -245,7 +344,11 @@ function mergeNodes(existing: AppliedCluster['nodes'], added: AppliedCluster['no
  * asks for them now (or dropped from a role that no longer lists them); packages it did not
  * touch keep their recorded state, so a later failed action is retried by the next plan.
  */
-function recordPackages(applied: AppliedCluster, cluster: ClusterPlan, action: Action): Record<Role, PackageSpec[]> {
+function recordPackages(
+  applied: AppliedCluster,
+  cluster: ClusterPlan,
+  action: Action,
+): Record<Role, PackageSpec[]> {
   const touched = new Set((action.packages ?? []).map((p) => p.name));
   const out = {} as Record<Role, PackageSpec[]>;
   for (const role of ['master', 'worker'] as Role[]) {

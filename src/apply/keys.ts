@@ -7,7 +7,10 @@ import { StalledError } from '../util/errors.js';
  * bpa's SSH key: the configured one, or `<state>/ssh/id_ed25519`, generated on first use
  * (never committed anywhere; it lives with the state).
  */
-export async function ensureKeyPair(privateKeyPath: string, generate: boolean): Promise<{ privateKey: string; publicKey: string }> {
+export async function ensureKeyPair(
+  privateKeyPath: string,
+  generate: boolean,
+): Promise<{ privateKey: string; publicKey: string }> {
   const publicKey = `${privateKeyPath}.pub`;
   try {
     await access(privateKeyPath);
@@ -15,12 +18,27 @@ export async function ensureKeyPair(privateKeyPath: string, generate: boolean): 
     return { privateKey: privateKeyPath, publicKey };
   } catch {
     if (!generate) {
-      throw new StalledError('SSH_KEY_MISSING', `SSH key ${privateKeyPath} (and ${publicKey}) not found; give --ssh-key a key pair, or leave it unset to let bpa generate one in the state directory`);
+      throw new StalledError(
+        'SSH_KEY_MISSING',
+        `SSH key ${privateKeyPath} (and ${publicKey}) not found; give --ssh-key a key pair, or leave it unset to let bpa generate one in the state directory`,
+      );
     }
   }
   await mkdir(dirname(privateKeyPath), { recursive: true, mode: 0o700 });
   await new Promise<void>((resolve, reject) => {
-    execFile('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'bpa', '-f', privateKeyPath], (err) => (err ? reject(new StalledError('SSH_KEYGEN_FAILED', `cannot generate ${privateKeyPath}: ${err.message}`)) : resolve()));
+    execFile(
+      'ssh-keygen',
+      ['-q', '-t', 'ed25519', '-N', '', '-C', 'bpa', '-f', privateKeyPath],
+      (err) =>
+        err
+          ? reject(
+              new StalledError(
+                'SSH_KEYGEN_FAILED',
+                `cannot generate ${privateKeyPath}: ${err.message}`,
+              ),
+            )
+          : resolve(),
+    );
   });
   return { privateKey: privateKeyPath, publicKey };
 }

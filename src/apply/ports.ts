@@ -40,7 +40,10 @@ export interface PublishPort {
   /** Stores the cluster's kubeconfig; returns where (for the report). */
   storeKubeconfig(cluster: string, adminConf: string): Promise<string>;
   /** Publishes the node → IP map; returns where. */
-  publishNodes(cluster: string, nodes: ReadonlyArray<Pick<PlannedNode, 'name' | 'ip' | 'roles'>>): Promise<string>;
+  publishNodes(
+    cluster: string,
+    nodes: ReadonlyArray<Pick<PlannedNode, 'name' | 'ip' | 'roles'>>,
+  ): Promise<string>;
 }
 
 export interface PackageResult {
@@ -55,5 +58,10 @@ export interface PackageResult {
 
 export interface PackagePort {
   /** Applies package changes per node, in parallel; a failing node does not stop the others. */
-  apply(cluster: string, nodes: readonly PlannedNode[], changes: readonly PackageChange[], mode: 'install' | 'upgrade' | 'remove'): Promise<PackageResult[]>;
+  apply(
+    cluster: string,
+    nodes: readonly PlannedNode[],
+    changes: readonly PackageChange[],
+    mode: 'install' | 'upgrade' | 'remove',
+  ): Promise<PackageResult[]>;
 }

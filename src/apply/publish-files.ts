@@ -16,7 +16,10 @@ export class FilePublisher implements PublishPort {
     return file;
   }
 
-  async publishNodes(cluster: string, nodes: ReadonlyArray<{ name: string; ip: string; roles: readonly string[] }>): Promise<string> {
+  async publishNodes(
+    cluster: string,
+    nodes: ReadonlyArray<{ name: string; ip: string; roles: readonly string[] }>,
+  ): Promise<string> {
     const file = join(this.clusterDir(cluster), `${cluster}-configmap.yaml`);
     const data = nodeMapData(nodes);
     const lines = Object.entries(data).map(([k, v]) => `  ${k}: "${v}"`);
@@ -27,7 +30,9 @@ export class FilePublisher implements PublishPort {
 }
 
 /** `MASTER_<node>` / `WORKER_<node>` → IP (ICN); a dual-role node has both keys. */
-export function nodeMapData(nodes: ReadonlyArray<{ name: string; ip: string; roles: readonly string[] }>): Record<string, string> {
+export function nodeMapData(
+  nodes: ReadonlyArray<{ name: string; ip: string; roles: readonly string[] }>,
+): Record<string, string> {
   const data: Record<string, string> = {};
   for (const n of nodes) {
     for (const role of n.roles) data[`${role.toUpperCase()}_${n.name}`] = n.ip;

@@ -14,8 +14,16 @@ export class KubePublisher implements PublishPort {
     return `Secret ${this.namespace}/${cluster}-kubeconfig`;
   }
 
-  async publishNodes(cluster: string, nodes: ReadonlyArray<{ name: string; ip: string; roles: ReadonlyArray<'master' | 'worker'> }>): Promise<string> {
-    await publishNodeConfigMap(this.kc, this.namespace, cluster, nodes.map((n) => ({ name: n.name, ip: n.ip, roles: [...n.roles] })));
+  async publishNodes(
+    cluster: string,
+    nodes: ReadonlyArray<{ name: string; ip: string; roles: ReadonlyArray<'master' | 'worker'> }>,
+  ): Promise<string> {
+    await publishNodeConfigMap(
+      this.kc,
+      this.namespace,
+      cluster,
+      nodes.map((n) => ({ name: n.name, ip: n.ip, roles: [...n.roles] })),
+    );
     return `ConfigMap ${this.namespace}/${cluster}-configmap`;
   }
 }

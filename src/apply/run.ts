@@ -157,7 +157,10 @@ async function applyWith(
   const publish: PublishPort = bootstrapKube
     ? new (await import('./publish-kube.js')).KubePublisher(bootstrapKube, cfg.namespace)
     : new FilePublisher((c) => store.clusterDir(c));
-  const JobInstaller = cfg.installerMode === 'job' ? (await import('./installer/job-port.js')).JobInstaller : undefined;
+  const JobInstaller =
+    cfg.installerMode === 'job'
+      ? (await import('./installer/job-port.js')).JobInstaller
+      : undefined;
   return await applyPlan(plan, {
     store,
     verifyLock: () => lock.verify(),

@@ -15,14 +15,24 @@ class ExitSignal {
  * Runs the bpa CLI with `argv` (without node and script) and resolves to the exit code.
  * Commands write through `io`, so tests can run them in-process too.
  */
-export async function main(argv: string[], io: Io = processIo(), env: NodeJS.ProcessEnv = process.env, now: () => number = Date.now): Promise<number> {
+export async function main(
+  argv: string[],
+  io: Io = processIo(),
+  env: NodeJS.ProcessEnv = process.env,
+  now: () => number = Date.now,
+): Promise<number> {
   const program = new Command('bpa')
     .description('GitOps reconciler for bare-metal edge sites')
     .version(VERSION)
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
-  const commandIo: Io = { ...io, exit: (code) => { throw new ExitSignal(code); } };
+  const commandIo: Io = {
+    ...io,
+    exit: (code) => {
+      throw new ExitSignal(code);
+    },
+  };
   registerValidate(program, commandIo);
   registerPlan(program, commandIo, env, now);
   registerApply(program, commandIo, env, now);

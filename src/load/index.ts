@@ -20,7 +20,10 @@ export interface LoadedSite {
 }
 
 /** Reads and parses a site directory (or one file). */
-export async function loadSite(path: string, limits: LoadLimits = DEFAULT_LIMITS): Promise<LoadedSite> {
+export async function loadSite(
+  path: string,
+  limits: LoadLimits = DEFAULT_LIMITS,
+): Promise<LoadedSite> {
   const read = await readSite(path, limits);
   return parseSite(read.root, read.files, read.problems, limits);
 }

@@ -12,7 +12,11 @@ export interface Position {
 }
 
 type PosNode =
-  | { kind: 'map'; start: number; entries: Array<{ key: string; keyStart: number; value: PosNode }> }
+  | {
+      kind: 'map';
+      start: number;
+      entries: Array<{ key: string; keyStart: number; value: PosNode }>;
+    }
   | { kind: 'seq'; start: number; items: PosNode[] }
   | { kind: 'leaf'; start: number };
 

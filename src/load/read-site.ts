@@ -61,7 +61,13 @@ async function loadIgnore(root: string, problems: Problem[]): Promise<Ignore> {
     ig.add(await readFile(join(root, '.bpaignore'), 'utf8'));
   } catch (err: unknown) {
     if (!isErrno(err, 'ENOENT')) {
-      problems.push(error('READ_ERROR', `cannot read .bpaignore: ${errText(err)}`, { file: '.bpaignore', line: 1, column: 1 }));
+      problems.push(
+        error('READ_ERROR', `cannot read .bpaignore: ${errText(err)}`, {
+          file: '.bpaignore',
+          line: 1,
+          column: 1,
+        }),
+      );
     }
   }
   return ig;
@@ -81,7 +87,13 @@ async function walk(
   try {
     entries = readdirSync(dir, { withFileTypes: true }); // see readOneSync: sync is faster here
   } catch (err: unknown) {
-    problems.push(error('READ_ERROR', `cannot read directory: ${errText(err)}`, { file: relDir || '.', line: 1, column: 1 }));
+    problems.push(
+      error('READ_ERROR', `cannot read directory: ${errText(err)}`, {
+        file: relDir || '.',
+        line: 1,
+        column: 1,
+      }),
+    );
     return;
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -96,7 +108,11 @@ async function walk(
       if (target === undefined) {
         if (YAML_FILE.test(entry.name) || (await isDirectory(abs))) {
           problems.push(
-            error('SYMLINK_ESCAPE', 'symbolic link points outside the site directory', { file: rel, line: 1, column: 1 }),
+            error('SYMLINK_ESCAPE', 'symbolic link points outside the site directory', {
+              file: rel,
+              line: 1,
+              column: 1,
+            }),
           );
         }
         continue;
@@ -112,7 +128,13 @@ async function walk(
       await walk(abs, rel, realRoot, ignorer, out, problems, seenDirs, limits);
     } else if (YAML_FILE.test(entry.name)) {
       if (out.length >= limits.maxFiles) {
-        problems.push(error('TOO_MANY_FILES', `more than ${limits.maxFiles} YAML files`, { file: rel, line: 1, column: 1 }));
+        problems.push(
+          error('TOO_MANY_FILES', `more than ${limits.maxFiles} YAML files`, {
+            file: rel,
+            line: 1,
+            column: 1,
+          }),
+        );
         return;
       }
       out.push(rel);
@@ -121,10 +143,19 @@ async function walk(
 }
 
 /** Reads a file given directly: a symlink must be checked here (the walk checks the others). */
-async function readOne(abs: string, rel: string, realRoot: string, limits: LoadLimits): Promise<SiteFile | Problem> {
+async function readOne(
+  abs: string,
+  rel: string,
+  realRoot: string,
+  limits: LoadLimits,
+): Promise<SiteFile | Problem> {
   const link = await lstat(abs).catch(() => undefined);
   if (link?.isSymbolicLink() && (await insideRoot(abs, realRoot)) === undefined) {
-    return error('SYMLINK_ESCAPE', 'symbolic link points outside the site directory', { file: rel, line: 1, column: 1 });
+    return error('SYMLINK_ESCAPE', 'symbolic link points outside the site directory', {
+      file: rel,
+      line: 1,
+      column: 1,
+    });
   }
   return readOneSync(abs, rel, limits);
 }
@@ -136,7 +167,11 @@ function readOneSync(abs: string, rel: string, limits: LoadLimits): SiteFile | P
     const info = statSync(abs);
     if (!info.isFile()) return error('READ_ERROR', 'not a regular file', where);
     if (info.size > limits.maxFileBytes) {
-      return error('FILE_TOO_LARGE', `file is ${info.size} bytes; the limit is ${limits.maxFileBytes} bytes`, where);
+      return error(
+        'FILE_TOO_LARGE',
+        `file is ${info.size} bytes; the limit is ${limits.maxFileBytes} bytes`,
+        where,
+      );
     }
     const bytes = readFileSync(abs);
     // Checked again: a file may grow between stat and read.
@@ -144,7 +179,11 @@ function readOneSync(abs: string, rel: string, limits: LoadLimits): SiteFile | P
       return error('FILE_TOO_LARGE', `file is larger than ${limits.maxFileBytes} bytes`, where);
     }
     const decoded = decode(bytes);
-    if ('problem' in decoded) return error(decoded.problem.code, decoded.problem.message, { file: rel, ...decoded.problem.at });
+    if ('problem' in decoded)
+      return error(decoded.problem.code, decoded.problem.message, {
+        file: rel,
+        ...decoded.problem.at,
+      });
     return { path: rel, text: decoded.text };
   } catch (err: unknown) {
     return error('READ_ERROR', `cannot read file: ${errText(err)}`, where);
@@ -162,7 +201,11 @@ export function decode(bytes: Uint8Array): Decoded {
   const nul = bytes.indexOf(0);
   if (nul !== -1) {
     return {
-      problem: { code: 'BINARY_FILE', message: 'file holds NUL bytes: not a text file', at: lineOf(bytes, nul) },
+      problem: {
+        code: 'BINARY_FILE',
+        message: 'file holds NUL bytes: not a text file',
+        at: lineOf(bytes, nul),
+      },
     };
   }
   try {
@@ -188,9 +231,18 @@ function lineOf(bytes: Uint8Array, offset: number): { line: number; column: numb
 }
 
 function firstInvalidUtf8(bytes: Uint8Array): number {
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const b = bytes[i] ?? 0;
-    const len = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
+    const len =
+      b < 0x80
+        ? 1
+        : b >= 0xc2 && b < 0xe0
+          ? 2
+          : b >= 0xe0 && b < 0xf0
+            ? 3
+            : b >= 0xf0 && b < 0xf5
+              ? 4
+              : 0;
     if (len === 0) return i;
     if (len > 1) {
       try {
@@ -213,7 +265,8 @@ async function insideRoot(abs: string, realRoot: string): Promise<string | undef
     return undefined; // a dangling link
   }
   const rel = relative(realRoot, target);
-  if (rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep) && !rel.includes(':'))) return target;
+  if (rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep) && !rel.includes(':')))
+    return target;
   return undefined;
 }
 

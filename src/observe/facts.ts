@@ -45,19 +45,30 @@ export async function collectFacts(
         }
         const target = { node: t.node, address: t.ip, port: ssh.port, user: ssh.user };
         try {
-          const { stdout } = await ssh.pool.run(target, queryArgv(t.packages), { timeoutMs: ssh.timeoutMs });
+          const { stdout } = await ssh.pool.run(target, queryArgv(t.packages), {
+            timeoutMs: ssh.timeoutMs,
+          });
           out.set(key, { reachable: true, installed: parseQuery(stdout, t.packages) });
         } catch (err: unknown) {
           // dpkg-query exits 1 when some package is not installed; what it printed still counts.
           const e = err as { code?: string; exitCode?: unknown; stdoutTail?: unknown };
           if (err instanceof BpaError && e.code === 'REMOTE_COMMAND_FAILED' && e.exitCode === 1) {
-            out.set(key, { reachable: true, installed: parseQuery(typeof e.stdoutTail === 'string' ? e.stdoutTail : '', t.packages) });
+            out.set(key, {
+              reachable: true,
+              installed: parseQuery(
+                typeof e.stdoutTail === 'string' ? e.stdoutTail : '',
+                t.packages,
+              ),
+            });
             return;
           }
           out.set(key, {
             reachable: false,
             installed: {},
-            error: { code: err instanceof BpaError ? err.code : 'FACTS_FAILED', message: messageOf(err) },
+            error: {
+              code: err instanceof BpaError ? err.code : 'FACTS_FAILED',
+              message: messageOf(err),
+            },
           });
         }
       }),

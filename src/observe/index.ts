@@ -41,19 +41,37 @@ export async function observe(model: SiteModel, opts: ObserveOptions): Promise<O
   ]);
   problems.push(...leaseResult.problems);
   const hosts = hostsFromObjects(objects.objects);
-  return { hosts, leases: leaseResult.leases, applied, problems, inventory: `${hosts.length} BareMetalHosts from ${objects.from}` };
+  return {
+    hosts,
+    leases: leaseResult.leases,
+    applied,
+    problems,
+    inventory: `${hosts.length} BareMetalHosts from ${objects.from}`,
+  };
 }
 
-async function inventoryObjects(model: SiteModel, spec: InventorySpec, problems: Problem[]): Promise<{ objects: Metal3Object[]; from: string }> {
+async function inventoryObjects(
+  model: SiteModel,
+  spec: InventorySpec,
+  problems: Problem[],
+): Promise<{ objects: Metal3Object[]; from: string }> {
   switch (spec.kind) {
     case 'embedded': {
-      const docs = spec.directory ? model.inventory.filter((d) => under(d.ref.file, spec.directory ?? '')) : model.inventory;
-      return { objects: docs.map(toObject), from: spec.directory ? `the site's ${spec.directory}/` : 'the site' };
+      const docs = spec.directory
+        ? model.inventory.filter((d) => under(d.ref.file, spec.directory ?? ''))
+        : model.inventory;
+      return {
+        objects: docs.map(toObject),
+        from: spec.directory ? `the site's ${spec.directory}/` : 'the site',
+      };
     }
     case 'directory': {
       const loaded = await loadSite(spec.dir);
       const result = validateSite(loaded);
-      const located = locateProblems(loaded.files, result.problems).map((p) => ({ ...p, file: p.file === undefined ? undefined : join(spec.dir, p.file) }));
+      const located = locateProblems(loaded.files, result.problems).map((p) => ({
+        ...p,
+        file: p.file === undefined ? undefined : join(spec.dir, p.file),
+      }));
       problems.push(...located);
       const inventory = result.model?.inventory ?? [];
       return { objects: inventory.map(toObject), from: spec.dir };
@@ -62,7 +80,10 @@ async function inventoryObjects(model: SiteModel, spec: InventorySpec, problems:
       // The Kubernetes client is large: loaded only for this source.
       const { listMetal3Objects, loadKubeConfig } = await import('./inventory/kubernetes.js');
       return {
-        objects: await listMetal3Objects({ kubeConfig: loadKubeConfig(spec.kubeconfig, spec.env), namespaces: spec.namespaces }),
+        objects: await listMetal3Objects({
+          kubeConfig: loadKubeConfig(spec.kubeconfig, spec.env),
+          namespaces: spec.namespaces,
+        }),
         from: `the Kubernetes API (${spec.namespaces.length ? `namespaces ${spec.namespaces.join(', ')}` : 'all namespaces'})`,
       };
     }

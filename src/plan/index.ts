@@ -305,7 +305,12 @@ function diffNodes(
   // Packages: new nodes get everything of their roles; others get the difference between
   // what their roles ask for now and what bpa applied before; and where the node itself
   // reports something else than what was applied (removed or changed by hand), fix-drift.
-  const changes: Record<'install' | 'upgrade' | 'remove' | 'drift', PackageChange[]> = { install: [], upgrade: [], remove: [], drift: [] };
+  const changes: Record<'install' | 'upgrade' | 'remove' | 'drift', PackageChange[]> = {
+    install: [],
+    upgrade: [],
+    remove: [],
+    drift: [],
+  };
   for (const n of nodes) {
     if (n.change === 'remove') continue;
     const want = desiredPackages(n.roles);
@@ -315,7 +320,9 @@ function diffNodes(
     }
     const facts = input.facts?.get(factsKey(name, n.name));
     if (facts && !facts.reachable) {
-      notes.push(`node ${n.name} is unreachable, its packages were not checked: ${facts.error?.message ?? 'no answer'}`);
+      notes.push(
+        `node ${n.name} is unreachable, its packages were not checked: ${facts.error?.message ?? 'no answer'}`,
+      );
     }
     const seen = facts?.reachable ? facts.installed : undefined;
     const had = new Map(appliedPackages(applied, n.roles).map((p) => [p.name, p]));
@@ -328,24 +335,43 @@ function diffNodes(
       } else if (p.version !== undefined && h.version !== p.version) {
         // Unpinning needs no change on the node; a new or changed pin does.
         changes.upgrade.push({ node: n.name, name: p.name, from: now ?? h.version, to: p.version });
-      } else if (seen && p.name in seen && (now === null || (p.version !== undefined && now !== p.version))) {
+      } else if (
+        seen &&
+        p.name in seen &&
+        (now === null || (p.version !== undefined && now !== p.version))
+      ) {
         changes.drift.push({ node: n.name, name: p.name, from: now ?? undefined, to: p.version });
       }
     }
     for (const h of had.values()) {
-      if (input.prune) changes.remove.push({ node: n.name, name: h.name, from: seen?.[h.name] ?? h.version });
+      if (input.prune)
+        changes.remove.push({ node: n.name, name: h.name, from: seen?.[h.name] ?? h.version });
     }
     if (!input.prune && had.size) {
-      notes.push(`node ${n.name}: package${had.size === 1 ? '' : 's'} ${[...had.keys()].join(', ')} no longer listed; run with --prune to remove ${had.size === 1 ? 'it' : 'them'}`);
+      notes.push(
+        `node ${n.name}: package${had.size === 1 ? '' : 's'} ${[...had.keys()].join(', ')} no longer listed; run with --prune to remove ${had.size === 1 ? 'it' : 'them'}`,
+      );
     }
   }
   const packageAction = (kind: Action['kind'], list: PackageChange[], reason: string): void => {
-    if (list.length) actions.push({ kind, cluster: name, nodes: nodesOf(list), reason, inputs: inputsOf(cluster, 'software'), packages: list });
+    if (list.length)
+      actions.push({
+        kind,
+        cluster: name,
+        nodes: nodesOf(list),
+        reason,
+        inputs: inputsOf(cluster, 'software'),
+        packages: list,
+      });
   };
   packageAction('install-packages', changes.install, summarize('install', changes.install));
   packageAction('upgrade-packages', changes.upgrade, summarize('upgrade', changes.upgrade));
   packageAction('remove-packages', changes.remove, summarize('remove', changes.remove));
-  packageAction('fix-drift', changes.drift, `nodes differ from what was applied: ${changes.drift.map((d) => `${d.node} has ${d.name} ${d.from ?? 'not installed'}${d.to ? `, wanted ${d.to}` : ''}`).join('; ')}`);
+  packageAction(
+    'fix-drift',
+    changes.drift,
+    `nodes differ from what was applied: ${changes.drift.map((d) => `${d.node} has ${d.name} ${d.from ?? 'not installed'}${d.to ? `, wanted ${d.to}` : ''}`).join('; ')}`,
+  );
 }
 
 function removedCluster(a: AppliedCluster, input: PlanInput): ClusterPlan {

@@ -98,10 +98,17 @@ function factsTargets(model: SiteModel, observations: Observations): FactsTarget
     for (const n of applied.nodes) {
       const names = new Set<string>();
       for (const role of n.roles) {
-        for (const p of (role === 'master' ? cluster?.masterSoftware : cluster?.workerSoftware) ?? []) names.add(p.name);
+        for (const p of (role === 'master' ? cluster?.masterSoftware : cluster?.workerSoftware) ??
+          [])
+          names.add(p.name);
         for (const p of applied.packages[role] ?? []) names.add(p.name);
       }
-      targets.push({ cluster: applied.cluster, node: n.name, ip: n.ip, packages: [...names].sort() });
+      targets.push({
+        cluster: applied.cluster,
+        node: n.name,
+        ip: n.ip,
+        packages: [...names].sort(),
+      });
     }
   }
   return targets;

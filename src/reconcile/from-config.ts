@@ -11,7 +11,10 @@ export async function gitAuth(cfg: Config, env: NodeJS.ProcessEnv): Promise<GitA
     try {
       token = (await readFile(cfg.gitTokenFile, 'utf8')).trim();
     } catch (err: unknown) {
-      throw new StalledError('GIT_TOKEN_UNREADABLE', `cannot read the git token file ${cfg.gitTokenFile}: ${(err as { code?: string }).code ?? String(err)}`);
+      throw new StalledError(
+        'GIT_TOKEN_UNREADABLE',
+        `cannot read the git token file ${cfg.gitTokenFile}: ${(err as { code?: string }).code ?? String(err)}`,
+      );
     }
   }
   if (!token && !cfg.gitUsername) return undefined;
@@ -19,11 +22,31 @@ export async function gitAuth(cfg: Config, env: NodeJS.ProcessEnv): Promise<GitA
 }
 
 /** The site source a configuration names: a repository (--repo) or a local directory. */
-export async function sourceFor(cfg: Config, env: NodeJS.ProcessEnv, localDir: string | undefined): Promise<SiteSource> {
+export async function sourceFor(
+  cfg: Config,
+  env: NodeJS.ProcessEnv,
+  localDir: string | undefined,
+): Promise<SiteSource> {
   if (cfg.repoUrl) {
-    const trust = cfg.verifySignatures ? { openpgpKeys: cfg.trustedKeys || undefined, allowedSigners: cfg.allowedSigners || undefined } : undefined;
-    return new GitSource({ url: cfg.repoUrl, ref: cfg.ref, path: cfg.path, stateDir: cfg.stateDir, auth: await gitAuth(cfg, env), statusBranch: cfg.statusBranch || undefined, trust });
+    const trust = cfg.verifySignatures
+      ? {
+          openpgpKeys: cfg.trustedKeys || undefined,
+          allowedSigners: cfg.allowedSigners || undefined,
+        }
+      : undefined;
+    return new GitSource({
+      url: cfg.repoUrl,
+      ref: cfg.ref,
+      path: cfg.path,
+      stateDir: cfg.stateDir,
+      auth: await gitAuth(cfg, env),
+      statusBranch: cfg.statusBranch || undefined,
+      trust,
+    });
   }
   if (localDir) return new LocalSource(localDir);
-  throw new StalledError('NO_SOURCE', 'no site: give --repo URL (with --ref and --path), or a directory');
+  throw new StalledError(
+    'NO_SOURCE',
+    'no site: give --repo URL (with --ref and --path), or a directory',
+  );
 }

@@ -41,17 +41,32 @@ export class Reconciler {
     const state = await readSourceState(this.opts.stateDir);
     const { siteDir, revision, digest } = await this.opts.source.sync();
     state.fetched = { revision, at: new Date(now()).toISOString() };
-    const full = !state.lastFullAt || now() - Date.parse(state.lastFullAt) >= this.opts.resyncIntervalMs;
+    const full =
+      !state.lastFullAt || now() - Date.parse(state.lastFullAt) >= this.opts.resyncIntervalMs;
     // The same input again: nothing to do, unless a periodic full reconcile is due (never for
     // a rejected input, which stays rejected until it changes).
     const same = state.attempted?.digest === digest;
     // …except that a signed commit of an input rejected for its signature is checked again
     // (a person re-signed it); bpa's own status commits on top of it are never signed.
-    const resigned = same && state.attempted?.result === 'rejected' && state.verifiedDigest !== digest && (await this.opts.source.signed?.(revision)) === true;
-    if (same && !resigned && trigger !== 'startup' && (!full || state.attempted?.result === 'rejected')) {
+    const resigned =
+      same &&
+      state.attempted?.result === 'rejected' &&
+      state.verifiedDigest !== digest &&
+      (await this.opts.source.signed?.(revision)) === true;
+    if (
+      same &&
+      !resigned &&
+      trigger !== 'startup' &&
+      (!full || state.attempted?.result === 'rejected')
+    ) {
       await writeSourceState(this.opts.stateDir, state);
       log.debug({ revision }, 'no new input');
-      return (this.last = { ...(this.last ?? { clusters: [] }), result: 'skipped', revision, appliedRevision: state.applied?.revision });
+      return (this.last = {
+        ...(this.last ?? { clusters: [] }),
+        result: 'skipped',
+        revision,
+        appliedRevision: state.applied?.revision,
+      });
     }
     log.info({ revision, source: this.opts.source.describe() }, 'reconcile started');
     let outcome: ApplyRun | { usage: string } | undefined;
@@ -69,17 +84,32 @@ export class Reconciler {
     }
     try {
       // A refused commit is reported like an invalid revision, and nothing of it is applied.
-      if (!refused) outcome = await runApply(siteDir, this.opts.config, { env: this.opts.env, now: now(), log, onLine: this.opts.onLine, signal });
+      if (!refused)
+        outcome = await runApply(siteDir, this.opts.config, {
+          env: this.opts.env,
+          now: now(),
+          log,
+          onLine: this.opts.onLine,
+          signal,
+        });
     } catch (err: unknown) {
       failure = err;
     } finally {
-      await this.report(siteDir, revision, digest, state, outcome, failure, now, refused).catch((err: unknown) => {
-        log.error({ err: messageOf(err) }, 'status report failed');
-        failure ??= err;
-      });
+      await this.report(siteDir, revision, digest, state, outcome, failure, now, refused).catch(
+        (err: unknown) => {
+          log.error({ err: messageOf(err) }, 'status report failed');
+          failure ??= err;
+        },
+      );
     }
     const summary = refused
-      ? { result: 'rejected' as const, revision, appliedRevision: state.applied?.revision, clusters: this.last?.clusters ?? [], error: { code: refused.code, message: refused.message, retry: 'stalled' as const } }
+      ? {
+          result: 'rejected' as const,
+          revision,
+          appliedRevision: state.applied?.revision,
+          clusters: this.last?.clusters ?? [],
+          error: { code: refused.code, message: refused.message, retry: 'stalled' as const },
+        }
       : this.summarize(outcome, failure, revision, state.applied?.revision);
     log.info({ revision, result: summary.result }, 'reconcile finished');
     return (this.last = summary);
@@ -97,8 +127,18 @@ export class Reconciler {
   ): Promise<void> {
     const at = new Date(now()).toISOString();
     const run = outcome && 'run' in outcome ? outcome : undefined;
-    const rejected = refused ? [refused] : run && run.run.validated.problems.some((p) => p.severity === 'error') ? run.run.validated.problems : undefined;
-    const result = rejected ? 'rejected' : failure ? 'failed' : run?.result?.ok === false ? 'failed' : 'applied';
+    const rejected = refused
+      ? [refused]
+      : run && run.run.validated.problems.some((p) => p.severity === 'error')
+        ? run.run.validated.problems
+        : undefined;
+    const result = rejected
+      ? 'rejected'
+      : failure
+        ? 'failed'
+        : run?.result?.ok === false
+          ? 'failed'
+          : 'applied';
     state.attempted = { revision, digest, at, result };
     if (run?.result?.ok && !hasErrors(run.run.problems)) {
       state.applied = { revision, digest, at };
@@ -130,22 +170,70 @@ export class Reconciler {
     return this.lastStatus;
   }
 
-  private summarize(outcome: ApplyRun | { usage: string } | undefined, failure: unknown, revision: string, appliedRevision: string | undefined): ReconcileSummary {
+  private summarize(
+    outcome: ApplyRun | { usage: string } | undefined,
+    failure: unknown,
+    revision: string,
+    appliedRevision: string | undefined,
+  ): ReconcileSummary {
     const docs = [...(this.lastStatus?.values() ?? [])].map((t) => parseYamlSafe(t));
-    const site = docs.find((d): d is SiteStatusDoc => (d as SiteStatusDoc | undefined)?.kind === 'SiteStatus');
+    const site = docs.find(
+      (d): d is SiteStatusDoc => (d as SiteStatusDoc | undefined)?.kind === 'SiteStatus',
+    );
     const clusters: ClusterSummary[] = docs
-      .filter((d): d is ClusterStatusDoc => (d as ClusterStatusDoc | undefined)?.kind === 'ClusterStatus')
-      .map((d) => ({ name: d.metadata.name, phase: d.status.phase, ready: d.status.phase === 'Ready' }));
-    const status = { site, clusters: docs.filter((d) => (d as ClusterStatusDoc | undefined)?.kind === 'ClusterStatus') };
+      .filter(
+        (d): d is ClusterStatusDoc => (d as ClusterStatusDoc | undefined)?.kind === 'ClusterStatus',
+      )
+      .map((d) => ({
+        name: d.metadata.name,
+        phase: d.status.phase,
+        ready: d.status.phase === 'Ready',
+      }));
+    const status = {
+      site,
+      clusters: docs.filter((d) => (d as ClusterStatusDoc | undefined)?.kind === 'ClusterStatus'),
+    };
     if (failure) {
       const err = failure instanceof BpaError ? failure : undefined;
-      return { result: 'failed', revision, appliedRevision, clusters, status, error: { code: err?.code ?? 'RECONCILE_FAILED', message: sanitize(messageOf(failure)), retry: err?.retry ?? 'transient', ...(err && 'retryAfterMs' in err ? { retryAfterMs: Number((err as { retryAfterMs: number }).retryAfterMs) } : {}) } };
+      return {
+        result: 'failed',
+        revision,
+        appliedRevision,
+        clusters,
+        status,
+        error: {
+          code: err?.code ?? 'RECONCILE_FAILED',
+          message: sanitize(messageOf(failure)),
+          retry: err?.retry ?? 'transient',
+          ...(err && 'retryAfterMs' in err
+            ? { retryAfterMs: Number((err as { retryAfterMs: number }).retryAfterMs) }
+            : {}),
+        },
+      };
     }
     if (!outcome || 'usage' in outcome) {
-      return { result: 'failed', revision, appliedRevision, clusters, status, error: { code: 'SITE_PATH', message: outcome && 'usage' in outcome ? outcome.usage : 'no site', retry: 'stalled' } };
+      return {
+        result: 'failed',
+        revision,
+        appliedRevision,
+        clusters,
+        status,
+        error: {
+          code: 'SITE_PATH',
+          message: outcome && 'usage' in outcome ? outcome.usage : 'no site',
+          retry: 'stalled',
+        },
+      };
     }
     if (outcome.refused) {
-      return { result: 'rejected', revision, appliedRevision, clusters, status, error: { code: 'REVISION_REJECTED', message: outcome.refused, retry: 'stalled' } };
+      return {
+        result: 'rejected',
+        revision,
+        appliedRevision,
+        clusters,
+        status,
+        error: { code: 'REVISION_REJECTED', message: outcome.refused, retry: 'stalled' },
+      };
     }
     const ok = outcome.result?.ok !== false && !hasErrors(outcome.run.problems);
     const changed = outcome.result?.clusters.some((c) => c.result !== 'unchanged') ?? false;
@@ -155,7 +243,15 @@ export class Reconciler {
       appliedRevision: ok ? revision : appliedRevision,
       clusters,
       status,
-      ...(ok ? {} : { error: { code: 'APPLY_FAILED', message: firstError(outcome), retry: 'transient' as const } }),
+      ...(ok
+        ? {}
+        : {
+            error: {
+              code: 'APPLY_FAILED',
+              message: firstError(outcome),
+              retry: 'transient' as const,
+            },
+          }),
     };
   }
 }
@@ -175,7 +271,12 @@ function commitSummary(result: string, run: ApplyRun | undefined, failure: unkno
   }
   const done = run?.result?.clusters.filter((c) => c.result !== 'unchanged') ?? [];
   if (!done.length) return 'status';
-  return done.map((c) => `${c.cluster} ${c.result === 'applied' ? c.actions.map((a) => a.kind).join('+') : 'failed'}`).join(', ');
+  return done
+    .map(
+      (c) =>
+        `${c.cluster} ${c.result === 'applied' ? c.actions.map((a) => a.kind).join('+') : 'failed'}`,
+    )
+    .join(', ');
 }
 
 function parseYamlSafe(text: string): unknown {
@@ -185,4 +286,3 @@ function parseYamlSafe(text: string): unknown {
     return undefined;
   }
 }
-

@@ -22,7 +22,11 @@ export interface SiteSource {
   /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
   previousReports(siteDir: string): Promise<Map<string, unknown>>;
   /** Writes the reports (site-relative paths); returns a commit id when one was made. */
-  publish(siteDir: string, files: Map<string, string>, message: string): Promise<string | undefined>;
+  publish(
+    siteDir: string,
+    files: Map<string, string>,
+    message: string,
+  ): Promise<string | undefined>;
 }
 
 /** A site directory on disk (development: `bpa serve --watch DIR`); reports are written into it. */
@@ -109,16 +113,28 @@ export class GitSource implements SiteSource {
     await verifyCommit(this.dir, revision, this.opts.trust);
   }
 
-  async publish(siteDir: string, files: Map<string, string>, message: string): Promise<string | undefined> {
+  async publish(
+    siteDir: string,
+    files: Map<string, string>,
+    message: string,
+  ): Promise<string | undefined> {
     const previous = await readReports(siteDir, true);
     const changed: Record<string, string> = {};
     for (const [path, text] of files) {
-      if (previous.get(path) !== text) changed[this.sitePath ? `${this.sitePath}/${path}` : path] = text;
+      if (previous.get(path) !== text)
+        changed[this.sitePath ? `${this.sitePath}/${path}` : path] = text;
     }
     if (!Object.keys(changed).length) return undefined;
-    const branch = this.opts.statusBranch || (this.opts.ref.startsWith('refs/heads/') ? this.opts.ref.slice(11) : this.opts.ref);
+    const branch =
+      this.opts.statusBranch ||
+      (this.opts.ref.startsWith('refs/heads/') ? this.opts.ref.slice(11) : this.opts.ref);
     const { commitAndPush } = await import('../report/git-push.js');
-    const result = await commitAndPush(this.repo(), { files: changed, message, author: this.opts.author ?? { name: 'bpa', email: 'bpa@bpa.akraino.org' }, branch });
+    const result = await commitAndPush(this.repo(), {
+      files: changed,
+      message,
+      author: this.opts.author ?? { name: 'bpa', email: 'bpa@bpa.akraino.org' },
+      branch,
+    });
     return result.commit;
   }
 }

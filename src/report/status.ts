@@ -38,7 +38,15 @@ export interface ClusterStatusDoc {
     phase: Phase;
     conditions: Condition[];
     source: { revision?: string; planHash?: string };
-    nodes: Array<{ name: string; roles: string[]; host: string; mac: string; ip: string; reachable?: boolean; packages?: Record<string, string | null> }>;
+    nodes: Array<{
+      name: string;
+      roles: string[];
+      host: string;
+      mac: string;
+      ip: string;
+      reachable?: boolean;
+      packages?: Record<string, string | null>;
+    }>;
     plugins: string[];
     lastOperation?: LastOperation[];
     notes?: string[];
@@ -89,10 +97,14 @@ export function buildReports(input: ReportInput): Map<string, string> {
     // An invalid revision changes nothing: the clusters keep their last reports.
     for (const doc of input.previous.values()) {
       const prev = doc as ClusterStatusDoc | undefined;
-      if (prev?.kind === 'ClusterStatus') clusters.push({ name: prev.metadata.name, phase: prev.status.phase });
+      if (prev?.kind === 'ClusterStatus')
+        clusters.push({ name: prev.metadata.name, phase: prev.status.phase });
     }
   } else {
-    const names = new Set<string>([...(input.model?.clusters.map((c) => c.name) ?? []), ...input.applied.clusters.keys()]);
+    const names = new Set<string>([
+      ...(input.model?.clusters.map((c) => c.name) ?? []),
+      ...input.applied.clusters.keys(),
+    ]);
     for (const name of [...names].sort()) {
       const doc = clusterStatus(name, input);
       clusters.push({ name, phase: doc.status.phase });
@@ -110,8 +122,12 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
   const planned = input.plan?.clusters.find((c) => c.cluster === name);
   const outcome = input.result?.clusters.find((c) => c.cluster === name);
   const applied = input.applied.clusters.get(name);
-  const planProblems = (input.plan?.problems ?? []).filter((p) => p.message.startsWith(`cluster ${name}:`));
-  const unreachable = (applied?.nodes ?? []).filter((n) => input.facts?.get(factsKey(name, n.name))?.reachable === false);
+  const planProblems = (input.plan?.problems ?? []).filter((p) =>
+    p.message.startsWith(`cluster ${name}:`),
+  );
+  const unreachable = (applied?.nodes ?? []).filter(
+    (n) => input.facts?.get(factsKey(name, n.name))?.reachable === false,
+  );
 
   let phase: Phase;
   let reason: string;
@@ -140,7 +156,10 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
   } else {
     phase = 'Ready';
     reason = outcome?.result === 'applied' ? 'Applied' : 'UpToDate';
-    message = outcome?.result === 'applied' ? `applied ${outcome.actions.map((a) => a.kind).join(', ')}` : 'the cluster matches the site';
+    message =
+      outcome?.result === 'applied'
+        ? `applied ${outcome.actions.map((a) => a.kind).join(', ')}`
+        : 'the cluster matches the site';
   }
 
   const conditions = conditionsFor(phase, reason, message, prev?.status.conditions, input.now);
@@ -153,7 +172,9 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
       mac: n.mac,
       ip: n.ip,
       ...(f ? { reachable: f.reachable } : {}),
-      ...(f?.reachable && Object.keys(f.installed).length ? { packages: sortKeys(f.installed) } : {}),
+      ...(f?.reachable && Object.keys(f.installed).length
+        ? { packages: sortKeys(f.installed) }
+        : {}),
     };
   });
   return {
@@ -163,7 +184,10 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
     status: {
       phase,
       conditions,
-      source: { revision: applied?.revision ?? prev?.status.source.revision, planHash: applied?.planHash ?? prev?.status.source.planHash },
+      source: {
+        revision: applied?.revision ?? prev?.status.source.revision,
+        planHash: applied?.planHash ?? prev?.status.source.planHash,
+      },
       nodes,
       plugins: [...(applied?.plugins ?? [])],
       ...lastOperation(outcome, prev),
@@ -173,9 +197,13 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
   };
 }
 
-function lastOperation(outcome: ClusterOutcome | undefined, prev: ClusterStatusDoc | undefined): { lastOperation?: LastOperation[] } {
+function lastOperation(
+  outcome: ClusterOutcome | undefined,
+  prev: ClusterStatusDoc | undefined,
+): { lastOperation?: LastOperation[] } {
   const ran = outcome?.actions.filter((a) => a.result !== 'not-run') ?? [];
-  if (!ran.length) return prev?.status.lastOperation ? { lastOperation: prev.status.lastOperation } : {};
+  if (!ran.length)
+    return prev?.status.lastOperation ? { lastOperation: prev.status.lastOperation } : {};
   return {
     lastOperation: ran.map((a) => ({
       action: a.kind,
@@ -188,7 +216,10 @@ function lastOperation(outcome: ClusterOutcome | undefined, prev: ClusterStatusD
   };
 }
 
-function siteStatus(input: ReportInput, clusters: Array<{ name: string; phase: Phase }>): SiteStatusDoc {
+function siteStatus(
+  input: ReportInput,
+  clusters: Array<{ name: string; phase: Phase }>,
+): SiteStatusDoc {
   const prev = input.previous.get(`${STATUS_DIR}/site.yaml`) as SiteStatusDoc | undefined;
   const rejected = input.rejected?.filter((p) => p.severity === 'error') ?? [];
   let phase: Phase;
@@ -199,11 +230,16 @@ function siteStatus(input: ReportInput, clusters: Array<{ name: string; phase: P
     reason = 'InvalidRevision';
     message = `revision ${short(input.revision)} has ${rejected.length} error${rejected.length === 1 ? '' : 's'}; the last good revision ${short(input.appliedRevision)} stays applied`;
   } else {
-    const worst = (['Failed', 'Blocked', 'Degraded', 'Provisioning'] as Phase[]).find((p) => clusters.some((c) => c.phase === p));
+    const worst = (['Failed', 'Blocked', 'Degraded', 'Provisioning'] as Phase[]).find((p) =>
+      clusters.some((c) => c.phase === p),
+    );
     phase = worst ?? 'Ready';
     reason = phase === 'Ready' ? 'AllClustersReady' : `Clusters${phase}`;
     const notReady = clusters.filter((c) => c.phase !== 'Ready');
-    message = phase === 'Ready' ? `${clusters.length} cluster${clusters.length === 1 ? '' : 's'} ready` : notReady.map((c) => `${c.name}: ${c.phase}`).join(', ');
+    message =
+      phase === 'Ready'
+        ? `${clusters.length} cluster${clusters.length === 1 ? '' : 's'} ready`
+        : notReady.map((c) => `${c.name}: ${c.phase}`).join(', ');
   }
   return {
     apiVersion: API_VERSION,
@@ -220,20 +256,52 @@ function siteStatus(input: ReportInput, clusters: Array<{ name: string; phase: P
 }
 
 /** Kubernetes-style conditions; a condition's time changes only when its status changes. */
-function conditionsFor(phase: Phase, reason: string, message: string, prev: Condition[] | undefined, now: string): Condition[] {
+function conditionsFor(
+  phase: Phase,
+  reason: string,
+  message: string,
+  prev: Condition[] | undefined,
+  now: string,
+): Condition[] {
   const want: Array<Omit<Condition, 'lastTransitionTime'>> = [
-    { type: 'Ready', status: phase === 'Ready' ? 'True' : 'False', reason, message: sanitize(message).slice(0, 2000) },
-    { type: 'Reconciling', status: phase === 'Provisioning' ? 'True' : 'False', reason: phase === 'Provisioning' ? reason : 'Idle', message: phase === 'Provisioning' ? sanitize(message).slice(0, 2000) : '' },
-    { type: 'Stalled', status: phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed' ? 'True' : 'False', reason: phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed' ? reason : 'None', message: phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed' ? sanitize(message).slice(0, 2000) : '' },
+    {
+      type: 'Ready',
+      status: phase === 'Ready' ? 'True' : 'False',
+      reason,
+      message: sanitize(message).slice(0, 2000),
+    },
+    {
+      type: 'Reconciling',
+      status: phase === 'Provisioning' ? 'True' : 'False',
+      reason: phase === 'Provisioning' ? reason : 'Idle',
+      message: phase === 'Provisioning' ? sanitize(message).slice(0, 2000) : '',
+    },
+    {
+      type: 'Stalled',
+      status: phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed' ? 'True' : 'False',
+      reason: phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed' ? reason : 'None',
+      message:
+        phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed'
+          ? sanitize(message).slice(0, 2000)
+          : '',
+    },
   ];
   return want.map((c) => {
     const before = prev?.find((p) => p.type === c.type);
-    return { ...c, lastTransitionTime: before && before.status === c.status ? before.lastTransitionTime : now };
+    return {
+      ...c,
+      lastTransitionTime: before && before.status === c.status ? before.lastTransitionTime : now,
+    };
   });
 }
 
 function errorEntry(p: Problem): { code: string; message: string; file?: string; line?: number } {
-  return { code: p.code, message: sanitize(p.message), ...(p.file ? { file: p.file } : {}), ...(p.line ? { line: p.line } : {}) };
+  return {
+    code: p.code,
+    message: sanitize(p.message),
+    ...(p.file ? { file: p.file } : {}),
+    ...(p.line ? { line: p.line } : {}),
+  };
 }
 
 function short(sha: string | undefined): string {
@@ -249,4 +317,3 @@ function sortKeys<T>(o: Record<string, T>): Record<string, T> {
 function render(doc: unknown): string {
   return `# written by bpa; do not edit\n${stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })}`;
 }
-

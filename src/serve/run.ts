@@ -48,8 +48,20 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     const kc = new KubeConfig();
     if (cfg.bootstrapKubeconfig) kc.loadFromFile(cfg.bootstrapKubeconfig);
     else if (opts.env['KUBERNETES_SERVICE_HOST']) kc.loadFromCluster();
-    else throw new StalledError('NO_KUBECONFIG', '--leader-elect needs the bootstrap cluster: give --bootstrap-kubeconfig, or run in the cluster');
-    elector = new LeaderElector(kc, { namespace: cfg.namespace, name: 'bpa-leader', identity: `${hostname()}-${process.pid}`, leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2, logger: log });
+    else
+      throw new StalledError(
+        'NO_KUBECONFIG',
+        '--leader-elect needs the bootstrap cluster: give --bootstrap-kubeconfig, or run in the cluster',
+      );
+    elector = new LeaderElector(kc, {
+      namespace: cfg.namespace,
+      name: 'bpa-leader',
+      identity: `${hostname()}-${process.pid}`,
+      leaseDurationSeconds: 15,
+      renewDeadlineSeconds: 10,
+      retryPeriodSeconds: 2,
+      logger: log,
+    });
   }
   const intervalMs = parseDuration(cfg.interval);
   const scheduler = new Scheduler({
@@ -59,16 +71,35 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     onRun: (r) => metrics.recordRun(r),
     logger: log,
   });
-  const webhookSecret = cfg.webhookSecretFile ? (await readFile(cfg.webhookSecretFile, 'utf8')).trim() : undefined;
+  const webhookSecret = cfg.webhookSecretFile
+    ? (await readFile(cfg.webhookSecretFile, 'utf8')).trim()
+    : undefined;
   let http: HttpServer;
   try {
-    http = await startHttpServer({ listen: parseListen(cfg.listen), scheduler, metrics, webhookSecret: webhookSecret || undefined, leader: elector, log, maxRunMs: Math.max(3_600_000, cfg.installerTimeout * 1000 * 2) });
+    http = await startHttpServer({
+      listen: parseListen(cfg.listen),
+      scheduler,
+      metrics,
+      webhookSecret: webhookSecret || undefined,
+      leader: elector,
+      log,
+      maxRunMs: Math.max(3_600_000, cfg.installerTimeout * 1000 * 2),
+    });
   } catch (err: unknown) {
-    throw new StalledError('LISTEN_FAILED', `cannot listen on ${cfg.listen}: ${(err as { code?: string }).code ?? String(err)}`);
+    throw new StalledError(
+      'LISTEN_FAILED',
+      `cannot listen on ${cfg.listen}: ${(err as { code?: string }).code ?? String(err)}`,
+    );
   }
-  const electing = elector?.run({ onStartedLeading: () => scheduler.leadershipChanged(), onStoppedLeading: () => scheduler.leadershipChanged() });
+  const electing = elector?.run({
+    onStartedLeading: () => scheduler.leadershipChanged(),
+    onStoppedLeading: () => scheduler.leadershipChanged(),
+  });
   const watcher = opts.watchDir
-    ? watch(opts.watchDir, { ignoreInitial: true, ignored: (p: string) => /(^|\/)(status|\.git)(\/|$)/.test(p.slice(opts.watchDir!.length)) })
+    ? watch(opts.watchDir, {
+        ignoreInitial: true,
+        ignored: (p: string) => /(^|\/)(status|\.git)(\/|$)/.test(p.slice(opts.watchDir!.length)),
+      })
     : undefined;
   let debounce: NodeJS.Timeout | undefined;
   watcher?.on('all', () => {
@@ -76,7 +107,15 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     debounce = setTimeout(() => scheduler.trigger('watch'), 300);
   });
   scheduler.start();
-  log.info({ source: source.describe(), interval: cfg.interval, url: http.url, leaderElect: cfg.leaderElect }, 'bpa serve started');
+  log.info(
+    {
+      source: source.describe(),
+      interval: cfg.interval,
+      url: http.url,
+      leaderElect: cfg.leaderElect,
+    },
+    'bpa serve started',
+  );
   return {
     url: http.url,
     async stop() {
@@ -95,6 +134,10 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
 /** `:8080`, `127.0.0.1:8080`, `[::1]:0` → host and port. */
 export function parseListen(text: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text.trim());
-  if (!m) throw new StalledError('LISTEN_INVALID', `--listen ${JSON.stringify(text)}: expected [host]:port, e.g. :8080 or 127.0.0.1:8080`);
+  if (!m)
+    throw new StalledError(
+      'LISTEN_INVALID',
+      `--listen ${JSON.stringify(text)}: expected [host]:port, e.g. :8080 or 127.0.0.1:8080`,
+    );
   return { host: m[1] ?? (m[2] || '0.0.0.0'), port: Number(m[3]) };
 }

@@ -56,4 +56,3 @@ export function digestEntries(
   for (const line of kept) h.update(line);
   return h.digest('hex');
 }
-

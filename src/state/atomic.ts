@@ -7,7 +7,11 @@ import { randomBytes } from 'node:crypto';
  * file in the same directory, fsync, rename over the target, then fsync the directory so
  * the rename itself survives a power cut.
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  mode = 0o600,
+): Promise<void> {
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);

@@ -41,14 +41,22 @@ export class Journal {
     private readonly beforeWrite: () => Promise<void>,
   ) {}
 
-  static async open(clusterDir: string, cluster: string, beforeWrite: () => Promise<void> = async () => undefined): Promise<Journal> {
+  static async open(
+    clusterDir: string,
+    cluster: string,
+    beforeWrite: () => Promise<void> = async () => undefined,
+  ): Promise<Journal> {
     const j = new Journal(cluster, join(clusterDir, 'journal.json'), beforeWrite);
     try {
       const parsed = JSON.parse(await readFile(j.file, 'utf8')) as JournalFile;
       for (const s of parsed.steps) j.steps.set(s.key, s);
     } catch (err: unknown) {
       const code = (err as { code?: string }).code;
-      if (code !== 'ENOENT') throw new StalledError('JOURNAL_CORRUPT', `${j.file}: cannot read the journal (${err instanceof Error ? err.message : String(err)}); move it away after checking no installer is running`);
+      if (code !== 'ENOENT')
+        throw new StalledError(
+          'JOURNAL_CORRUPT',
+          `${j.file}: cannot read the journal (${err instanceof Error ? err.message : String(err)}); move it away after checking no installer is running`,
+        );
     }
     return j;
   }
@@ -62,9 +70,22 @@ export class Journal {
     return [...this.steps.values()].filter((s) => s.status === 'running');
   }
 
-  async start(key: string, action: string, step: string, data?: Record<string, unknown>): Promise<StepRecord> {
+  async start(
+    key: string,
+    action: string,
+    step: string,
+    data?: Record<string, unknown>,
+  ): Promise<StepRecord> {
     const prev = this.steps.get(key);
-    const rec: StepRecord = { key, action, step, status: 'running', attempt: (prev?.attempt ?? 0) + 1, startedAt: new Date().toISOString(), data: { ...prev?.data, ...data } };
+    const rec: StepRecord = {
+      key,
+      action,
+      step,
+      status: 'running',
+      attempt: (prev?.attempt ?? 0) + 1,
+      startedAt: new Date().toISOString(),
+      data: { ...prev?.data, ...data },
+    };
     this.steps.set(key, rec);
     await this.flush();
     return rec;
@@ -77,7 +98,11 @@ export class Journal {
     await this.flush();
   }
 
-  async finish(key: string, status: 'done' | 'failed', error?: { code: string; message: string }): Promise<void> {
+  async finish(
+    key: string,
+    status: 'done' | 'failed',
+    error?: { code: string; message: string },
+  ): Promise<void> {
     const rec = this.steps.get(key);
     if (!rec) return;
     rec.status = status;

@@ -37,7 +37,13 @@ export class StateLock {
 
   async acquire(): Promise<void> {
     await mkdir(this.dir, { recursive: true });
-    const me: LockOwner = { pid: process.pid, started: await processStart(process.pid), host: hostname(), token: randomBytes(12).toString('hex'), since: new Date().toISOString() };
+    const me: LockOwner = {
+      pid: process.pid,
+      started: await processStart(process.pid),
+      host: hostname(),
+      token: randomBytes(12).toString('hex'),
+      since: new Date().toISOString(),
+    };
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         const fh = await open(this.path, 'wx', 0o600);
@@ -45,7 +51,10 @@ export class StateLock {
         await fh.sync();
         await fh.close();
         this.token = me.token;
-        this.heartbeat = setInterval(() => void utimes(this.path, new Date(), new Date()).catch(() => undefined), HEARTBEAT_MS);
+        this.heartbeat = setInterval(
+          () => void utimes(this.path, new Date(), new Date()).catch(() => undefined),
+          HEARTBEAT_MS,
+        );
         this.heartbeat.unref();
         return;
       } catch (err: unknown) {
@@ -53,14 +62,22 @@ export class StateLock {
       }
       const owner = await readOwner(this.path);
       if (owner && owner.host === me.host && (await alive(owner))) {
-        throw new WaitingError('STATE_LOCKED', `another bpa (pid ${owner.pid}, since ${owner.since}) is applying with state directory ${this.dir}`, 10_000);
+        throw new WaitingError(
+          'STATE_LOCKED',
+          `another bpa (pid ${owner.pid}, since ${owner.since}) is applying with state directory ${this.dir}`,
+          10_000,
+        );
       }
       if (owner && owner.host !== me.host) {
         // Another host (a pod replaced after its node was lost): its liveness cannot be checked,
         // but a live holder refreshes the lock's time; one not refreshed for long is stale.
         const age = Date.now() - ((await stat(this.path).catch(() => undefined))?.mtimeMs ?? 0);
         if (age < STALE_AFTER_MS) {
-          throw new WaitingError('STATE_LOCKED', `state directory ${this.dir} is locked by bpa on host ${owner.host} (pid ${owner.pid}), refreshed ${Math.round(age / 1000)} s ago`, STALE_AFTER_MS - age);
+          throw new WaitingError(
+            'STATE_LOCKED',
+            `state directory ${this.dir} is locked by bpa on host ${owner.host} (pid ${owner.pid}), refreshed ${Math.round(age / 1000)} s ago`,
+            STALE_AFTER_MS - age,
+          );
         }
       }
       await this.takeOver(owner);
@@ -72,7 +89,10 @@ export class StateLock {
   async verify(): Promise<void> {
     const owner = await readOwner(this.path);
     if (!this.token || owner?.token !== this.token) {
-      throw new StalledError('STATE_LOCK_LOST', `the lock on ${this.dir} was taken by another process; stopping`);
+      throw new StalledError(
+        'STATE_LOCK_LOST',
+        `the lock on ${this.dir} was taken by another process; stopping`,
+      );
     }
   }
 

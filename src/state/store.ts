@@ -15,7 +15,11 @@ export class StateStore {
   constructor(readonly dir: string) {}
 
   clusterDir(cluster: string): string {
-    if (!SAFE_NAME.test(cluster)) throw new StalledError('STATE_BAD_NAME', `not a valid cluster name: ${JSON.stringify(cluster)}`);
+    if (!SAFE_NAME.test(cluster))
+      throw new StalledError(
+        'STATE_BAD_NAME',
+        `not a valid cluster name: ${JSON.stringify(cluster)}`,
+      );
     return join(this.dir, 'clusters', cluster);
   }
 
@@ -47,14 +51,21 @@ export class StateStore {
     }
     try {
       const parsed = JSON.parse(text) as AppliedCluster;
-      if (parsed.cluster !== cluster || !Array.isArray(parsed.nodes)) throw new Error('unexpected shape');
+      if (parsed.cluster !== cluster || !Array.isArray(parsed.nodes))
+        throw new Error('unexpected shape');
       return parsed;
     } catch (err: unknown) {
-      throw new StalledError('STATE_CORRUPT', `${file}: not a valid applied-state file (${err instanceof Error ? err.message : String(err)}); move it away to rebuild the state`);
+      throw new StalledError(
+        'STATE_CORRUPT',
+        `${file}: not a valid applied-state file (${err instanceof Error ? err.message : String(err)}); move it away to rebuild the state`,
+      );
     }
   }
 
   async writeCluster(applied: AppliedCluster): Promise<void> {
-    await writeFileAtomic(join(this.clusterDir(applied.cluster), 'applied.json'), JSON.stringify(applied, null, 2) + '\n');
+    await writeFileAtomic(
+      join(this.clusterDir(applied.cluster), 'applied.json'),
+      JSON.stringify(applied, null, 2) + '\n',
+    );
   }
 }

@@ -7,9 +7,11 @@ export function parseDuration(text: string): number {
   let consumed = 0;
   for (const m of t.matchAll(re)) {
     const n = Number(m[1]);
-    total += m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : m[2] === 'm' ? n * 60_000 : n * 3_600_000;
+    total +=
+      m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : m[2] === 'm' ? n * 60_000 : n * 3_600_000;
     consumed += m[0].length;
   }
-  if (consumed !== t.length || consumed === 0) throw new Error(`not a duration: ${JSON.stringify(text)} (use e.g. 30s, 5m, 1h)`);
+  if (consumed !== t.length || consumed === 0)
+    throw new Error(`not a duration: ${JSON.stringify(text)} (use e.g. 30s, 5m, 1h)`);
   return total;
 }

@@ -6,8 +6,14 @@ export type { Logger } from 'pino';
  * bpa's one structured logger: JSON lines on stderr, with context fields (cluster, node,
  * step) added by child loggers. `level` comes from the configuration layer.
  */
-export function createLogger(level: string = 'info', destination: NodeJS.WritableStream = process.stderr): Logger {
-  return pino({ level, base: { app: 'bpa' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+export function createLogger(
+  level: string = 'info',
+  destination: NodeJS.WritableStream = process.stderr,
+): Logger {
+  return pino(
+    { level, base: { app: 'bpa' }, timestamp: pino.stdTimeFunctions.isoTime },
+    destination,
+  );
 }
 
 /** A logger that drops everything (library use, tests that do not look at logs). */

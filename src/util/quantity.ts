@@ -3,7 +3,8 @@
  * whole number of base units as a bigint: "4Gi" → 4294967296n, "8G" → 8000000000n. No floating
  * point, so comparisons against inventory figures never drift.
  */
-const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$/;
+const QUANTITY =
+  /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$/;
 
 const BINARY: Record<string, bigint> = {
   Ki: 1n << 10n,
@@ -13,7 +14,18 @@ const BINARY: Record<string, bigint> = {
   Pi: 1n << 50n,
   Ei: 1n << 60n,
 };
-const DECIMAL_EXP: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const DECIMAL_EXP: Record<string, number> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  '': 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
 
 /** True when `text` is a valid Kubernetes quantity. */
 export function isQuantity(text: string): boolean {
@@ -57,9 +69,18 @@ export function mebibytesToBytes(mib: number): bigint {
 /** A byte count written the short way for messages: 4Gi, 1536Mi, 8G, 1000. */
 export function formatBytes(bytes: bigint): string {
   const units: Array<[string, bigint]> = [
-    ['Ei', 1n << 60n], ['Pi', 1n << 50n], ['Ti', 1n << 40n], ['Gi', 1n << 30n], ['Mi', 1n << 20n],
-    ['E', 10n ** 18n], ['P', 10n ** 15n], ['T', 10n ** 12n], ['G', 10n ** 9n], ['M', 10n ** 6n],
-    ['Ki', 1n << 10n], ['k', 1000n],
+    ['Ei', 1n << 60n],
+    ['Pi', 1n << 50n],
+    ['Ti', 1n << 40n],
+    ['Gi', 1n << 30n],
+    ['Mi', 1n << 20n],
+    ['E', 10n ** 18n],
+    ['P', 10n ** 15n],
+    ['T', 10n ** 12n],
+    ['G', 10n ** 9n],
+    ['M', 10n ** 6n],
+    ['Ki', 1n << 10n],
+    ['k', 1000n],
   ];
   for (const [suffix, unit] of units) {
     if (bytes >= unit && bytes % unit === 0n) return `${bytes / unit}${suffix}`;

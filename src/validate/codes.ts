@@ -11,66 +11,287 @@ export interface CodeInfo {
 
 export const CODES = {
   // Reading and parsing
-  PATH_NOT_FOUND: { severity: 'error', summary: 'the path given to bpa does not exist', fix: 'check the path; it may be a directory or a single YAML file' },
-  READ_ERROR: { severity: 'error', summary: 'a file or directory could not be read', fix: 'check permissions and that the path is a regular file' },
-  FILE_TOO_LARGE: { severity: 'error', summary: 'a YAML file is larger than the size limit (default 1 MiB)', fix: 'split the file, or exclude it with .bpaignore if it is not site input' },
-  TOO_MANY_FILES: { severity: 'error', summary: 'the site holds more YAML files than the limit', fix: 'exclude what is not site input with .bpaignore' },
-  TOO_MANY_DOCUMENTS: { severity: 'error', summary: 'a file holds more YAML documents than the limit (default 1000)', fix: 'split the file' },
-  BINARY_FILE: { severity: 'error', summary: 'a .yaml/.yml file holds NUL bytes', fix: 'remove the file or exclude it with .bpaignore' },
-  NOT_UTF8: { severity: 'error', summary: 'a file is not valid UTF-8', fix: 're-save the file as UTF-8' },
-  SYMLINK_ESCAPE: { severity: 'error', summary: 'a symbolic link points outside the site directory', fix: 'copy the target into the site, or remove the link' },
-  YAML_SYNTAX: { severity: 'error', summary: 'the file is not valid YAML', fix: 'fix the syntax at the line shown (indentation, quoting, tabs)' },
-  YAML_DUPLICATE_KEY: { severity: 'error', summary: 'a mapping has the same key twice', fix: 'remove or rename one of the keys; YAML does not allow duplicates' },
-  YAML_ALIAS_LIMIT: { severity: 'error', summary: 'a document uses too many aliases, or expands too far through them', fix: 'write the values out; aliases are limited to guard against alias bombs' },
-  YAML_TOO_DEEP: { severity: 'error', summary: 'mappings and sequences are nested deeper than the limit (default 64)', fix: 'flatten the structure' },
+  PATH_NOT_FOUND: {
+    severity: 'error',
+    summary: 'the path given to bpa does not exist',
+    fix: 'check the path; it may be a directory or a single YAML file',
+  },
+  READ_ERROR: {
+    severity: 'error',
+    summary: 'a file or directory could not be read',
+    fix: 'check permissions and that the path is a regular file',
+  },
+  FILE_TOO_LARGE: {
+    severity: 'error',
+    summary: 'a YAML file is larger than the size limit (default 1 MiB)',
+    fix: 'split the file, or exclude it with .bpaignore if it is not site input',
+  },
+  TOO_MANY_FILES: {
+    severity: 'error',
+    summary: 'the site holds more YAML files than the limit',
+    fix: 'exclude what is not site input with .bpaignore',
+  },
+  TOO_MANY_DOCUMENTS: {
+    severity: 'error',
+    summary: 'a file holds more YAML documents than the limit (default 1000)',
+    fix: 'split the file',
+  },
+  BINARY_FILE: {
+    severity: 'error',
+    summary: 'a .yaml/.yml file holds NUL bytes',
+    fix: 'remove the file or exclude it with .bpaignore',
+  },
+  NOT_UTF8: {
+    severity: 'error',
+    summary: 'a file is not valid UTF-8',
+    fix: 're-save the file as UTF-8',
+  },
+  SYMLINK_ESCAPE: {
+    severity: 'error',
+    summary: 'a symbolic link points outside the site directory',
+    fix: 'copy the target into the site, or remove the link',
+  },
+  YAML_SYNTAX: {
+    severity: 'error',
+    summary: 'the file is not valid YAML',
+    fix: 'fix the syntax at the line shown (indentation, quoting, tabs)',
+  },
+  YAML_DUPLICATE_KEY: {
+    severity: 'error',
+    summary: 'a mapping has the same key twice',
+    fix: 'remove or rename one of the keys; YAML does not allow duplicates',
+  },
+  YAML_ALIAS_LIMIT: {
+    severity: 'error',
+    summary: 'a document uses too many aliases, or expands too far through them',
+    fix: 'write the values out; aliases are limited to guard against alias bombs',
+  },
+  YAML_TOO_DEEP: {
+    severity: 'error',
+    summary: 'mappings and sequences are nested deeper than the limit (default 64)',
+    fix: 'flatten the structure',
+  },
 
   // Document shape (JSON Schema)
-  NOT_A_MAPPING: { severity: 'error', summary: 'a YAML document is not a mapping', fix: 'every document must be a mapping with apiVersion, kind, metadata and spec' },
-  UNKNOWN_KIND: { severity: 'error', summary: 'apiVersion/kind is not one bpa knows', fix: 'use one of the kinds in docs/site-format.md, or exclude the file with .bpaignore' },
-  MISSING_FIELD: { severity: 'error', summary: 'a required field is missing', fix: 'add the field' },
-  UNKNOWN_FIELD: { severity: 'error', summary: 'a field is not part of the kind (often a typo)', fix: 'check the spelling against docs/site-format.md' },
-  WRONG_TYPE: { severity: 'error', summary: 'a field has the wrong type (e.g. a string where a number belongs)', fix: 'write the value in the type shown' },
-  INVALID_VALUE: { severity: 'error', summary: 'a value is outside what the field allows', fix: 'use one of the allowed values shown' },
-  INVALID_NAME: { severity: 'error', summary: 'metadata.name or a referenced name is not a valid Kubernetes name', fix: 'use lowercase letters, digits and "-" (RFC 1123)' },
-  INVALID_NODE_NAME: { severity: 'error', summary: 'a node name is not an RFC 1123 label', fix: 'use at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit' },
-  INVALID_NODE_ENTRY: { severity: 'error', summary: 'an entry of masters/workers is not a single-key map `- name: {…}`', fix: 'write each node as `- node-name: {mac-address: …}` or `- node-name:`' },
-  INVALID_MAC: { severity: 'error', summary: 'a MAC address is malformed', fix: 'write six hex pairs separated by ":" (e.g. 00:c5:16:05:61:b2)' },
-  INVALID_QUANTITY: { severity: 'error', summary: 'memory is not a valid Kubernetes quantity', fix: 'write e.g. 4Gi, 8192Mi or 8G: a number and a suffix, no space, no "B"' },
-  INVALID_CPU: { severity: 'error', summary: 'cpu is not a positive integer', fix: 'write the minimum CPU count as a whole number, e.g. 8' },
-  INVALID_PACKAGE_NAME: { severity: 'error', summary: 'a package name breaks Debian policy', fix: 'package names are lowercase letters, digits and + . - (at least two characters, starting with a letter or digit)' },
-  INVALID_PACKAGE_VERSION: { severity: 'error', summary: 'a package version has characters a Debian version cannot hold', fix: 'use [epoch:]upstream[-revision] with letters, digits and . + ~ - :' },
-  INVALID_PLUGIN_NAME: { severity: 'error', summary: 'a KUD plugin name has characters outside [a-z0-9-]', fix: 'use the plugin name as KUD spells it, e.g. onap4k8s' },
-  INVALID_CIDR: { severity: 'error', summary: 'PodSubnet is not a valid CIDR', fix: 'write an IPv4 or IPv6 network with its prefix length, e.g. 10.244.64.0/18' },
-  INVALID_PACKAGE_ENTRY: { severity: 'error', summary: 'a software item is neither a package name nor `{name: {version: v}}`', fix: 'write `- htop` or `- jq: {version: 1.6-2}`' },
+  NOT_A_MAPPING: {
+    severity: 'error',
+    summary: 'a YAML document is not a mapping',
+    fix: 'every document must be a mapping with apiVersion, kind, metadata and spec',
+  },
+  UNKNOWN_KIND: {
+    severity: 'error',
+    summary: 'apiVersion/kind is not one bpa knows',
+    fix: 'use one of the kinds in docs/site-format.md, or exclude the file with .bpaignore',
+  },
+  MISSING_FIELD: {
+    severity: 'error',
+    summary: 'a required field is missing',
+    fix: 'add the field',
+  },
+  UNKNOWN_FIELD: {
+    severity: 'error',
+    summary: 'a field is not part of the kind (often a typo)',
+    fix: 'check the spelling against docs/site-format.md',
+  },
+  WRONG_TYPE: {
+    severity: 'error',
+    summary: 'a field has the wrong type (e.g. a string where a number belongs)',
+    fix: 'write the value in the type shown',
+  },
+  INVALID_VALUE: {
+    severity: 'error',
+    summary: 'a value is outside what the field allows',
+    fix: 'use one of the allowed values shown',
+  },
+  INVALID_NAME: {
+    severity: 'error',
+    summary: 'metadata.name or a referenced name is not a valid Kubernetes name',
+    fix: 'use lowercase letters, digits and "-" (RFC 1123)',
+  },
+  INVALID_NODE_NAME: {
+    severity: 'error',
+    summary: 'a node name is not an RFC 1123 label',
+    fix: 'use at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit',
+  },
+  INVALID_NODE_ENTRY: {
+    severity: 'error',
+    summary: 'an entry of masters/workers is not a single-key map `- name: {…}`',
+    fix: 'write each node as `- node-name: {mac-address: …}` or `- node-name:`',
+  },
+  INVALID_MAC: {
+    severity: 'error',
+    summary: 'a MAC address is malformed',
+    fix: 'write six hex pairs separated by ":" (e.g. 00:c5:16:05:61:b2)',
+  },
+  INVALID_QUANTITY: {
+    severity: 'error',
+    summary: 'memory is not a valid Kubernetes quantity',
+    fix: 'write e.g. 4Gi, 8192Mi or 8G: a number and a suffix, no space, no "B"',
+  },
+  INVALID_CPU: {
+    severity: 'error',
+    summary: 'cpu is not a positive integer',
+    fix: 'write the minimum CPU count as a whole number, e.g. 8',
+  },
+  INVALID_PACKAGE_NAME: {
+    severity: 'error',
+    summary: 'a package name breaks Debian policy',
+    fix: 'package names are lowercase letters, digits and + . - (at least two characters, starting with a letter or digit)',
+  },
+  INVALID_PACKAGE_VERSION: {
+    severity: 'error',
+    summary: 'a package version has characters a Debian version cannot hold',
+    fix: 'use [epoch:]upstream[-revision] with letters, digits and . + ~ - :',
+  },
+  INVALID_PLUGIN_NAME: {
+    severity: 'error',
+    summary: 'a KUD plugin name has characters outside [a-z0-9-]',
+    fix: 'use the plugin name as KUD spells it, e.g. onap4k8s',
+  },
+  INVALID_CIDR: {
+    severity: 'error',
+    summary: 'PodSubnet is not a valid CIDR',
+    fix: 'write an IPv4 or IPv6 network with its prefix length, e.g. 10.244.64.0/18',
+  },
+  INVALID_PACKAGE_ENTRY: {
+    severity: 'error',
+    summary: 'a software item is neither a package name nor `{name: {version: v}}`',
+    fix: 'write `- htop` or `- jq: {version: 1.6-2}`',
+  },
 
   // Cross-document rules
-  DUPLICATE_NAME: { severity: 'error', summary: 'two documents of one kind share a name', fix: 'rename one; names are unique per kind' },
-  UNRESOLVED_REFERENCE: { severity: 'error', summary: 'a Cluster names a Provisioning or Software document that is not in the site', fix: 'fix the name, or add the document' },
-  CLUSTER_LABEL_MISMATCH: { severity: 'error', summary: 'documents tied to one cluster disagree on the `cluster` label', fix: 'give the Cluster and the documents it references the same metadata.labels.cluster' },
-  DUPLICATE_PROVISIONING: { severity: 'error', summary: 'a cluster has more than one Provisioning document', fix: 'keep one Provisioning per cluster' },
-  DUPLICATE_SOFTWARE: { severity: 'error', summary: 'a cluster has more than one Software document', fix: 'keep one Software per cluster, or merge the lists' },
-  UNUSED_SOFTWARE: { severity: 'warning', summary: 'a Software document belongs to no cluster with a Provisioning', fix: 'check its cluster label, or remove it' },
-  DUPLICATE_PACKAGE: { severity: 'error', summary: 'a package is listed twice for the same role', fix: 'keep one entry per package; put the version pin on it' },
-  RESERVED_NODE_NAME: { severity: 'error', summary: 'a node name is also an inventory group or keyword (all, localhost, etcd, kube-master, …)', fix: 'rename the node: installers select nodes by name, and this name would select a whole group' },
-  DUPLICATE_NODE: { severity: 'error', summary: 'a node name appears twice in the same role list', fix: 'remove the repeated entry; the same name under masters and workers is allowed (one dual-role node)' },
-  DUAL_ROLE_MISMATCH: { severity: 'error', summary: 'a dual-role node gives different MACs (or resources) under masters and workers', fix: 'give the same MAC in both entries, or leave one entry empty' },
-  DUPLICATE_MAC: { severity: 'error', summary: 'one MAC address is given to two nodes in the site', fix: 'each MAC names one host: fix the typo or remove one of the nodes' },
-  DUPLICATE_HOST_MAC: { severity: 'error', summary: 'two BareMetalHosts share a MAC address', fix: 'fix the inventory: a MAC identifies one host' },
-  NO_MASTER: { severity: 'error', summary: 'a cluster has no master', fix: 'add at least one entry under spec.masters' },
-  EVEN_MASTERS: { severity: 'warning', summary: 'a cluster has an even number of masters; etcd needs a majority, so an odd count tolerates the same failures with one host less', fix: 'use 1, 3 or 5 masters' },
-  MULTIPLE_SITES: { severity: 'error', summary: 'more than one Site document', fix: 'keep one Site document with all site-wide settings' },
+  DUPLICATE_NAME: {
+    severity: 'error',
+    summary: 'two documents of one kind share a name',
+    fix: 'rename one; names are unique per kind',
+  },
+  UNRESOLVED_REFERENCE: {
+    severity: 'error',
+    summary: 'a Cluster names a Provisioning or Software document that is not in the site',
+    fix: 'fix the name, or add the document',
+  },
+  CLUSTER_LABEL_MISMATCH: {
+    severity: 'error',
+    summary: 'documents tied to one cluster disagree on the `cluster` label',
+    fix: 'give the Cluster and the documents it references the same metadata.labels.cluster',
+  },
+  DUPLICATE_PROVISIONING: {
+    severity: 'error',
+    summary: 'a cluster has more than one Provisioning document',
+    fix: 'keep one Provisioning per cluster',
+  },
+  DUPLICATE_SOFTWARE: {
+    severity: 'error',
+    summary: 'a cluster has more than one Software document',
+    fix: 'keep one Software per cluster, or merge the lists',
+  },
+  UNUSED_SOFTWARE: {
+    severity: 'warning',
+    summary: 'a Software document belongs to no cluster with a Provisioning',
+    fix: 'check its cluster label, or remove it',
+  },
+  DUPLICATE_PACKAGE: {
+    severity: 'error',
+    summary: 'a package is listed twice for the same role',
+    fix: 'keep one entry per package; put the version pin on it',
+  },
+  RESERVED_NODE_NAME: {
+    severity: 'error',
+    summary:
+      'a node name is also an inventory group or keyword (all, localhost, etcd, kube-master, …)',
+    fix: 'rename the node: installers select nodes by name, and this name would select a whole group',
+  },
+  DUPLICATE_NODE: {
+    severity: 'error',
+    summary: 'a node name appears twice in the same role list',
+    fix: 'remove the repeated entry; the same name under masters and workers is allowed (one dual-role node)',
+  },
+  DUAL_ROLE_MISMATCH: {
+    severity: 'error',
+    summary: 'a dual-role node gives different MACs (or resources) under masters and workers',
+    fix: 'give the same MAC in both entries, or leave one entry empty',
+  },
+  DUPLICATE_MAC: {
+    severity: 'error',
+    summary: 'one MAC address is given to two nodes in the site',
+    fix: 'each MAC names one host: fix the typo or remove one of the nodes',
+  },
+  DUPLICATE_HOST_MAC: {
+    severity: 'error',
+    summary: 'two BareMetalHosts share a MAC address',
+    fix: 'fix the inventory: a MAC identifies one host',
+  },
+  NO_MASTER: {
+    severity: 'error',
+    summary: 'a cluster has no master',
+    fix: 'add at least one entry under spec.masters',
+  },
+  EVEN_MASTERS: {
+    severity: 'warning',
+    summary:
+      'a cluster has an even number of masters; etcd needs a majority, so an odd count tolerates the same failures with one host less',
+    fix: 'use 1, 3 or 5 masters',
+  },
+  MULTIPLE_SITES: {
+    severity: 'error',
+    summary: 'more than one Site document',
+    fix: 'keep one Site document with all site-wide settings',
+  },
 
   // Planning (bpa plan): the site is valid, but it does not fit the inventory
-  NODE_UNPLACED: { severity: 'error', summary: 'no eligible host can become this node', fix: 'read the diagnostic: it names the requirement, who took the hosts that qualify, and the nearest miss; add hosts, relax cpu/memory, or fix the MAC' },
-  NO_IP: { severity: 'error', summary: 'a node has a host, but no address is known for it', fix: 'check the DHCP lease files (an active lease for one of the host MACs) or the inventory NIC addresses' },
-  PACKAGE_CONFLICT: { severity: 'error', summary: 'a dual-role node gets one package pinned to two versions by masterSoftware and workerSoftware', fix: 'pin the same version in both lists, or pin it in one only' },
-  LEASE_MALFORMED: { severity: 'warning', summary: 'a lease file entry could not be read and was skipped', fix: 'check the line shown; other leases are still used' },
-  LEASE_FORMAT_UNKNOWN: { severity: 'warning', summary: 'a lease file is neither ISC dhcpd, dnsmasq nor Kea CSV', fix: 'point bpa at the DHCP server lease file itself' },
-  LEASE_FILE_UNREADABLE: { severity: 'warning', summary: 'a lease file could not be read', fix: 'check the path and permissions; addresses then come from the inventory only' },
-  COMMIT_UNSIGNED: { severity: 'error', summary: 'with --verify-signatures, the revision is not a signed commit', fix: 'sign the commit (git commit -S) with a key bpa trusts' },
-  COMMIT_SIGNATURE_UNTRUSTED: { severity: 'error', summary: 'with --verify-signatures, the commit is signed by an unknown key, or the signature does not match', fix: 'sign with a key listed in --trusted-keys (OpenPGP) or --allowed-signers (SSH), or add the signer\'s key there' },
-  SIGNATURE_TRUST_MISSING: { severity: 'error', summary: 'signatures are required but no trusted keys are configured for this kind of signature', fix: 'give --trusted-keys (OpenPGP) and/or --allowed-signers (SSH)' },
-  INVENTORY_UNAVAILABLE: { severity: 'error', summary: 'the BareMetalHost inventory could not be listed', fix: 'read the message: RBAC (403), a missing metal3 API or namespace (404), or a server error (5xx, retried)' },
+  NODE_UNPLACED: {
+    severity: 'error',
+    summary: 'no eligible host can become this node',
+    fix: 'read the diagnostic: it names the requirement, who took the hosts that qualify, and the nearest miss; add hosts, relax cpu/memory, or fix the MAC',
+  },
+  NO_IP: {
+    severity: 'error',
+    summary: 'a node has a host, but no address is known for it',
+    fix: 'check the DHCP lease files (an active lease for one of the host MACs) or the inventory NIC addresses',
+  },
+  PACKAGE_CONFLICT: {
+    severity: 'error',
+    summary:
+      'a dual-role node gets one package pinned to two versions by masterSoftware and workerSoftware',
+    fix: 'pin the same version in both lists, or pin it in one only',
+  },
+  LEASE_MALFORMED: {
+    severity: 'warning',
+    summary: 'a lease file entry could not be read and was skipped',
+    fix: 'check the line shown; other leases are still used',
+  },
+  LEASE_FORMAT_UNKNOWN: {
+    severity: 'warning',
+    summary: 'a lease file is neither ISC dhcpd, dnsmasq nor Kea CSV',
+    fix: 'point bpa at the DHCP server lease file itself',
+  },
+  LEASE_FILE_UNREADABLE: {
+    severity: 'warning',
+    summary: 'a lease file could not be read',
+    fix: 'check the path and permissions; addresses then come from the inventory only',
+  },
+  COMMIT_UNSIGNED: {
+    severity: 'error',
+    summary: 'with --verify-signatures, the revision is not a signed commit',
+    fix: 'sign the commit (git commit -S) with a key bpa trusts',
+  },
+  COMMIT_SIGNATURE_UNTRUSTED: {
+    severity: 'error',
+    summary:
+      'with --verify-signatures, the commit is signed by an unknown key, or the signature does not match',
+    fix: "sign with a key listed in --trusted-keys (OpenPGP) or --allowed-signers (SSH), or add the signer's key there",
+  },
+  SIGNATURE_TRUST_MISSING: {
+    severity: 'error',
+    summary:
+      'signatures are required but no trusted keys are configured for this kind of signature',
+    fix: 'give --trusted-keys (OpenPGP) and/or --allowed-signers (SSH)',
+  },
+  INVENTORY_UNAVAILABLE: {
+    severity: 'error',
+    summary: 'the BareMetalHost inventory could not be listed',
+    fix: 'read the message: RBAC (403), a missing metal3 API or namespace (404), or a server error (5xx, retried)',
+  },
 } as const satisfies Record<string, CodeInfo>;
 
 export type Code = keyof typeof CODES;

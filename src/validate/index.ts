@@ -37,7 +37,10 @@ export function validateSite(
   for (const d of site.documents) {
     const kinded = classify(d, problems);
     if (!kinded) continue;
-    const schemaProblems = validator.check(kinded.kind, kinded.value, { file: d.file, doc: d.index });
+    const schemaProblems = validator.check(kinded.kind, kinded.value, {
+      file: d.file,
+      doc: d.index,
+    });
     kinded.valid = schemaProblems.length === 0;
     problems.push(...schemaProblems);
     docs.push(kinded);
@@ -49,31 +52,46 @@ export function validateSite(
 function classify(d: LoadedDocument, problems: Problem[]): KindedDocument | undefined {
   const where = { file: d.file, doc: d.index };
   if (typeof d.value !== 'object' || d.value === null || Array.isArray(d.value)) {
-    problems.push(error('NOT_A_MAPPING', 'a site document must be a mapping with apiVersion and kind', { ...where, pointer: '' }));
+    problems.push(
+      error('NOT_A_MAPPING', 'a site document must be a mapping with apiVersion and kind', {
+        ...where,
+        pointer: '',
+      }),
+    );
     return undefined;
   }
   const value = d.value as Record<string, unknown>;
   const { apiVersion, kind } = value;
   if (kind === undefined || apiVersion === undefined) {
     const missing = kind === undefined ? 'kind' : 'apiVersion';
-    problems.push(error('MISSING_FIELD', `${missing}: required field is missing`, { ...where, pointer: '' }));
+    problems.push(
+      error('MISSING_FIELD', `${missing}: required field is missing`, { ...where, pointer: '' }),
+    );
     return undefined;
   }
   if (!isKindName(kind)) {
     problems.push(
-      error('UNKNOWN_KIND', `kind ${JSON.stringify(kind)} is not one bpa reads (${Object.keys(KINDS).join(', ')})`, {
-        ...where,
-        pointer: '/kind',
-      }),
+      error(
+        'UNKNOWN_KIND',
+        `kind ${JSON.stringify(kind)} is not one bpa reads (${Object.keys(KINDS).join(', ')})`,
+        {
+          ...where,
+          pointer: '/kind',
+        },
+      ),
     );
     return undefined;
   }
   if (apiVersion !== KINDS[kind].apiVersion) {
     problems.push(
-      error('UNKNOWN_KIND', `apiVersion ${JSON.stringify(apiVersion)} is not known for kind ${kind}; use ${KINDS[kind].apiVersion}`, {
-        ...where,
-        pointer: '/apiVersion',
-      }),
+      error(
+        'UNKNOWN_KIND',
+        `apiVersion ${JSON.stringify(apiVersion)} is not known for kind ${kind}; use ${KINDS[kind].apiVersion}`,
+        {
+          ...where,
+          pointer: '/apiVersion',
+        },
+      ),
     );
     return undefined;
   }

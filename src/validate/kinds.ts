@@ -4,12 +4,7 @@ export const BPA_API_VERSION = 'bpa.akraino.org/v1alpha1';
 export const METAL3_API_VERSION = 'metal3.io/v1alpha1';
 
 export type KindName =
-  | 'Cluster'
-  | 'Provisioning'
-  | 'Software'
-  | 'Site'
-  | 'BareMetalHost'
-  | 'HardwareData';
+  'Cluster' | 'Provisioning' | 'Software' | 'Site' | 'BareMetalHost' | 'HardwareData';
 
 export const KINDS: Record<KindName, { apiVersion: string; schema: string }> = {
   Cluster: { apiVersion: BPA_API_VERSION, schema: 'cluster.schema.json' },

@@ -3,7 +3,16 @@ import { normalizeMac } from '../observe/types.js';
 import { error, pointer, warning, type Problem } from '../util/problem.js';
 import { quantityToUnits } from '../util/quantity.js';
 import type { KindedDocument } from './index.js';
-import type { ClusterModel, DocRef, InventoryDocument, NodeSpec, PackageSpec, Role, SiteModel, SiteSettings } from './model.js';
+import type {
+  ClusterModel,
+  DocRef,
+  InventoryDocument,
+  NodeSpec,
+  PackageSpec,
+  Role,
+  SiteModel,
+  SiteSettings,
+} from './model.js';
 
 type Doc = KindedDocument;
 
@@ -15,9 +24,12 @@ interface Meta {
 
 function meta(d: Doc): Meta {
   const m = (d.value['metadata'] ?? {}) as Record<string, unknown>;
-  const labels = (typeof m['labels'] === 'object' && m['labels'] !== null ? m['labels'] : {}) as Record<string, unknown>;
+  const labels = (
+    typeof m['labels'] === 'object' && m['labels'] !== null ? m['labels'] : {}
+  ) as Record<string, unknown>;
   const strLabels: Record<string, string> = {};
-  for (const [k, v] of Object.entries(labels)) if (v !== null && v !== undefined) strLabels[k] = String(v);
+  for (const [k, v] of Object.entries(labels))
+    if (v !== null && v !== undefined) strLabels[k] = String(v);
   return {
     name: typeof m['name'] === 'string' ? m['name'] : '',
     namespace: typeof m['namespace'] === 'string' ? m['namespace'] : undefined,
@@ -27,13 +39,18 @@ function meta(d: Doc): Meta {
 
 const at = (d: Doc, ptr: string): Partial<Problem> => ({ file: d.file, doc: d.doc, pointer: ptr });
 const ref = (d: Doc): DocRef => ({ file: d.file, doc: d.doc });
-const spec = (d: Doc): Record<string, unknown> => (d.value['spec'] ?? {}) as Record<string, unknown>;
+const spec = (d: Doc): Record<string, unknown> =>
+  (d.value['spec'] ?? {}) as Record<string, unknown>;
 
 /**
  * The rules that span documents, and the construction of the typed model from documents
  * that passed their schemas. Problems are appended to `problems`.
  */
-export function buildModel(docs: Doc[], problems: Problem[], opts: { incomplete: boolean }): SiteModel {
+export function buildModel(
+  docs: Doc[],
+  problems: Problem[],
+  opts: { incomplete: boolean },
+): SiteModel {
   const byKind = indexByName(docs, problems);
   // A reference to a document that failed its schema (a bad or missing name) would only
   // repeat that error, so references into such kinds are not reported as unresolved.
@@ -62,7 +79,11 @@ function indexByName(docs: Doc[], problems: Problem[]): Map<string, Map<string, 
     const first = names.get(key);
     if (first) {
       problems.push(
-        error('DUPLICATE_NAME', `${d.kind} "${key}" is already defined in ${first.file}`, at(d, '/metadata/name')),
+        error(
+          'DUPLICATE_NAME',
+          `${d.kind} "${key}" is already defined in ${first.file}`,
+          at(d, '/metadata/name'),
+        ),
       );
       continue;
     }
@@ -90,7 +111,13 @@ function buildClusters(
     const s = spec(c);
     const dup = clusterNames.get(name);
     if (dup) {
-      problems.push(error('DUPLICATE_NAME', `cluster "${name}" is already declared in ${dup.file}`, at(c, '/metadata')));
+      problems.push(
+        error(
+          'DUPLICATE_NAME',
+          `cluster "${name}" is already declared in ${dup.file}`,
+          at(c, '/metadata'),
+        ),
+      );
       continue;
     }
     clusterNames.set(name, c);
@@ -98,14 +125,26 @@ function buildClusters(
     const prov = provName === undefined ? undefined : provisionings.get(provName);
     if (provName !== undefined && !prov) {
       if (!opts.incomplete && !hasInvalid.has('Provisioning')) {
-        problems.push(error('UNRESOLVED_REFERENCE', `spec.provisioningCR: no Provisioning named "${provName}" in the site`, at(c, '/spec/provisioningCR')));
+        problems.push(
+          error(
+            'UNRESOLVED_REFERENCE',
+            `spec.provisioningCR: no Provisioning named "${provName}" in the site`,
+            at(c, '/spec/provisioningCR'),
+          ),
+        );
       }
       continue;
     }
     if (!prov) continue; // the schema reported the missing field
     const owner = claimedProv.get(provName ?? '');
     if (owner !== undefined) {
-      problems.push(error('DUPLICATE_PROVISIONING', `Provisioning "${provName}" is already used by cluster "${owner}"`, at(c, '/spec/provisioningCR')));
+      problems.push(
+        error(
+          'DUPLICATE_PROVISIONING',
+          `Provisioning "${provName}" is already used by cluster "${owner}"`,
+          at(c, '/spec/provisioningCR'),
+        ),
+      );
       continue;
     }
     claimedProv.set(provName ?? '', name);
@@ -115,7 +154,13 @@ function buildClusters(
     if (softName !== undefined) {
       soft = softwares.get(softName);
       if (!soft && !opts.incomplete && !hasInvalid.has('Software')) {
-        problems.push(error('UNRESOLVED_REFERENCE', `spec.softwareCR: no Software named "${softName}" in the site`, at(c, '/spec/softwareCR')));
+        problems.push(
+          error(
+            'UNRESOLVED_REFERENCE',
+            `spec.softwareCR: no Software named "${softName}" in the site`,
+            at(c, '/spec/softwareCR'),
+          ),
+        );
       }
       if (soft) {
         checkLabel(name, c, soft, problems);
@@ -161,7 +206,11 @@ function buildClusters(
     }
     if (target.soft) {
       problems.push(
-        error('DUPLICATE_SOFTWARE', `cluster "${target.name}" already has Software "${meta(target.soft).name}" (${target.soft.file})`, at(soft, '/metadata/name')),
+        error(
+          'DUPLICATE_SOFTWARE',
+          `cluster "${target.name}" already has Software "${meta(target.soft).name}" (${target.soft.file})`,
+          at(soft, '/metadata/name'),
+        ),
       );
       continue;
     }
@@ -189,14 +238,26 @@ function checkLabel(cluster: string, clusterDoc: Doc, target: Doc, problems: Pro
   }
 }
 
-function buildCluster(name: string, clusterDoc: Doc | undefined, prov: Doc, soft: Doc | undefined, problems: Problem[]): ClusterModel | undefined {
+function buildCluster(
+  name: string,
+  clusterDoc: Doc | undefined,
+  prov: Doc,
+  soft: Doc | undefined,
+  problems: Problem[],
+): ClusterModel | undefined {
   if (!prov.valid || (soft && !soft.valid)) return undefined;
   const m = meta(clusterDoc ?? prov);
   const s = spec(prov);
   const nodes = buildNodes(prov, problems);
   const podSubnet = typeof s['PodSubnet'] === 'string' ? s['PodSubnet'] : undefined;
   if (podSubnet !== undefined && !isCidr(podSubnet)) {
-    problems.push(error('INVALID_CIDR', `PodSubnet: ${JSON.stringify(podSubnet)} is not a valid CIDR`, at(prov, '/spec/PodSubnet')));
+    problems.push(
+      error(
+        'INVALID_CIDR',
+        `PodSubnet: ${JSON.stringify(podSubnet)} is not a valid CIDR`,
+        at(prov, '/spec/PodSubnet'),
+      ),
+    );
   }
   const plugins = [...new Set(((s['KUDPlugins'] ?? []) as unknown[]).map(String))];
   const softSpec = soft ? spec(soft) : {};
@@ -219,8 +280,19 @@ const FIELDS = ['mac', 'cpu', 'memoryBytes', 'sriov', 'qat'] as const;
 
 /** Names Ansible reads as groups or keywords in an inventory or a --limit pattern. */
 const RESERVED_NODE_NAMES = new Set([
-  'all', 'ungrouped', 'localhost', 'etcd', 'kube-master', 'kube-node', 'k8s-cluster', 'ovn-central', 'ovn-controller', 'virtlet',
-  'kube-control-plane', 'calico-rr', 'bastion',
+  'all',
+  'ungrouped',
+  'localhost',
+  'etcd',
+  'kube-master',
+  'kube-node',
+  'k8s-cluster',
+  'ovn-central',
+  'ovn-controller',
+  'virtlet',
+  'kube-control-plane',
+  'calico-rr',
+  'bastion',
 ]);
 
 function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
@@ -235,12 +307,20 @@ function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
       if (name === undefined) return;
       const ptr = pointer('spec', `${role}s`, i, name);
       if (seen.has(name)) {
-        problems.push(error('DUPLICATE_NODE', `${role}s: node "${name}" is listed twice`, at(prov, ptr)));
+        problems.push(
+          error('DUPLICATE_NODE', `${role}s: node "${name}" is listed twice`, at(prov, ptr)),
+        );
         return;
       }
       seen.add(name);
       if (RESERVED_NODE_NAMES.has(name)) {
-        problems.push(error('RESERVED_NODE_NAME', `node "${name}" has the name of an inventory group or keyword; installers select nodes by name (--limit), and this one would select a group`, at(prov, ptr)));
+        problems.push(
+          error(
+            'RESERVED_NODE_NAME',
+            `node "${name}" has the name of an inventory group or keyword; installers select nodes by name (--limit), and this one would select a group`,
+            at(prov, ptr),
+          ),
+        );
       }
       if (role === 'master') masters++;
       const fields = nodeFields((entry[name] ?? {}) as Record<string, unknown>);
@@ -263,14 +343,32 @@ function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
           );
         }
       }
-      Object.assign(existing, Object.fromEntries(Object.entries(fields).filter(([k, v]) => v !== undefined && (existing as unknown as Record<string, unknown>)[k] === undefined)));
+      Object.assign(
+        existing,
+        Object.fromEntries(
+          Object.entries(fields).filter(
+            ([k, v]) =>
+              v !== undefined && (existing as unknown as Record<string, unknown>)[k] === undefined,
+          ),
+        ),
+      );
     });
   }
   if (masters === 0) {
-    problems.push(error('NO_MASTER', `cluster has no master: add at least one entry under spec.masters`, at(prov, s['masters'] === undefined ? '/spec' : '/spec/masters')));
+    problems.push(
+      error(
+        'NO_MASTER',
+        `cluster has no master: add at least one entry under spec.masters`,
+        at(prov, s['masters'] === undefined ? '/spec' : '/spec/masters'),
+      ),
+    );
   } else if (masters % 2 === 0) {
     problems.push(
-      warning('EVEN_MASTERS', `${masters} masters: etcd keeps quorum with a majority, so ${masters - 1} or ${masters + 1} masters are better than ${masters}`, at(prov, '/spec/masters')),
+      warning(
+        'EVEN_MASTERS',
+        `${masters} masters: etcd keeps quorum with a majority, so ${masters - 1} or ${masters + 1} masters are better than ${masters}`,
+        at(prov, '/spec/masters'),
+      ),
     );
   }
   return [...nodes.values()];
@@ -289,7 +387,12 @@ function nodeFields(v: Record<string, unknown>): Omit<NodeSpec, 'name' | 'roles'
   return out;
 }
 
-function packages(d: Doc, field: string, s: Record<string, unknown>, problems: Problem[]): PackageSpec[] {
+function packages(
+  d: Doc,
+  field: string,
+  s: Record<string, unknown>,
+  problems: Problem[],
+): PackageSpec[] {
   const list = (s[field] ?? []) as unknown[];
   const out: PackageSpec[] = [];
   const seen = new Set<string>();
@@ -303,7 +406,13 @@ function packages(d: Doc, field: string, s: Record<string, unknown>, problems: P
       p = v && typeof v.version === 'string' ? { name, version: v.version } : { name };
     }
     if (seen.has(p.name)) {
-      problems.push(error('DUPLICATE_PACKAGE', `${field}: package "${p.name}" is listed twice`, at(d, pointer('spec', field, i))));
+      problems.push(
+        error(
+          'DUPLICATE_PACKAGE',
+          `${field}: package "${p.name}" is listed twice`,
+          at(d, pointer('spec', field, i)),
+        ),
+      );
       return;
     }
     seen.add(p.name);
@@ -322,11 +431,15 @@ function checkMacsAcrossSite(clusters: ClusterModel[], problems: Problem[]): voi
       const first = owners.get(n.mac);
       if (first !== undefined && first !== who) {
         problems.push(
-          error('DUPLICATE_MAC', `mac-address ${n.mac} of node "${n.name}" is already used by node ${first}`, {
-            file: c.provisioning.ref.file,
-            doc: c.provisioning.ref.doc,
-            pointer: `${n.pointer}/mac-address`,
-          }),
+          error(
+            'DUPLICATE_MAC',
+            `mac-address ${n.mac} of node "${n.name}" is already used by node ${first}`,
+            {
+              file: c.provisioning.ref.file,
+              doc: c.provisioning.ref.doc,
+              pointer: `${n.pointer}/mac-address`,
+            },
+          ),
         );
         continue;
       }
@@ -338,7 +451,13 @@ function checkMacsAcrossSite(clusters: ClusterModel[], problems: Problem[]): voi
 function buildSite(docs: Doc[], problems: Problem[]): SiteSettings | undefined {
   const sites = docs.filter((d) => d.kind === 'Site');
   for (const extra of sites.slice(1)) {
-    problems.push(error('MULTIPLE_SITES', `a site has at most one Site document; the first is in ${sites[0]?.file}`, at(extra, '')));
+    problems.push(
+      error(
+        'MULTIPLE_SITES',
+        `a site has at most one Site document; the first is in ${sites[0]?.file}`,
+        at(extra, ''),
+      ),
+    );
   }
   const first = sites[0];
   if (!first || !first.valid) return undefined;
@@ -362,13 +481,20 @@ function buildInventory(docs: Doc[], problems: Problem[]): InventoryDocument[] {
       macsOfHost.add(mac);
       const first = macOwner.get(mac);
       if (first !== undefined) {
-        problems.push(error('DUPLICATE_HOST_MAC', `MAC ${mac} of BareMetalHost "${host}" is also a MAC of BareMetalHost "${first}"`, at(d, ptr)));
+        problems.push(
+          error(
+            'DUPLICATE_HOST_MAC',
+            `MAC ${mac} of BareMetalHost "${host}" is also a MAC of BareMetalHost "${first}"`,
+            at(d, ptr),
+          ),
+        );
         return;
       }
       macOwner.set(mac, host);
     };
     claim(spec(d)['bootMACAddress'], '/spec/bootMACAddress');
-    const hw = ((d.value['status'] ?? {}) as Record<string, unknown>)['hardware'] as Record<string, unknown> | undefined;
+    const hw = ((d.value['status'] ?? {}) as Record<string, unknown>)['hardware'] as
+      Record<string, unknown> | undefined;
     const nics = Array.isArray(hw?.['nics']) ? (hw['nics'] as Array<Record<string, unknown>>) : [];
     nics.forEach((nic, i) => claim(nic?.['mac'], pointer('status', 'hardware', 'nics', i, 'mac')));
   }

@@ -22,7 +22,12 @@ export async function validatePath(
     await stat(path);
   } catch (err: unknown) {
     const code = (err as { code?: string }).code;
-    return { usage: code === 'ENOENT' ? `${path}: no such file or directory` : `${path}: cannot read (${code ?? String(err)})` };
+    return {
+      usage:
+        code === 'ENOENT'
+          ? `${path}: no such file or directory`
+          : `${path}: cannot read (${code ?? String(err)})`,
+    };
   }
   const loaded = await loadSite(path, limits);
   const result = validateSite(loaded);

@@ -24,7 +24,9 @@ export function createSchemaValidator(dir: string): SchemaValidator {
   const ajv = new Ajv({ strict: true, allErrors: true, verbose: true, allowUnionTypes: true });
   ajv.addKeyword('x-bpa-code');
   const byFile = new Map<string, string>();
-  for (const name of readdirSync(dir).filter((f) => f.endsWith('.schema.json')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((f) => f.endsWith('.schema.json'))
+    .sort()) {
     const schema = JSON.parse(readFileSync(`${dir}/${name}`, 'utf8')) as { $id?: string };
     ajv.addSchema(schema);
     if (schema.$id) byFile.set(name, schema.$id);
@@ -60,7 +62,11 @@ function toProblem(e: ErrorObject, where: { file: string; doc: number }): Proble
   switch (e.keyword) {
     case 'required': {
       const missing = String((e.params as { missingProperty?: unknown }).missingProperty);
-      return error('MISSING_FIELD', `${join(e.instancePath, missing)}: required field is missing`, at);
+      return error(
+        'MISSING_FIELD',
+        `${join(e.instancePath, missing)}: required field is missing`,
+        at,
+      );
     }
     case 'additionalProperties': {
       const extra = String((e.params as { additionalProperty?: unknown }).additionalProperty);

@@ -5,7 +5,8 @@
  */
 const PACKAGE = /^[a-z0-9][a-z0-9+.-]+$/;
 const VERSION = /^(?:[0-9]+:)?[0-9A-Za-z][0-9A-Za-z.+~-]*$/;
-const MIRROR = /^deb(?:-src)? (?:\[[a-zA-Z0-9=,._/ -]+\] )?(?:https?|file|copy):\/\/[^\s'"`$\\;|&<>]+(?: [A-Za-z0-9._/-]+)+$/;
+const MIRROR =
+  /^deb(?:-src)? (?:\[[a-zA-Z0-9=,._/ -]+\] )?(?:https?|file|copy):\/\/[^\s'"`$\\;|&<>]+(?: [A-Za-z0-9._/-]+)+$/;
 
 export const MIRROR_LIST = '/etc/apt/sources.list.d/bpa-mirror.list';
 
@@ -16,11 +17,15 @@ export interface PackageRef {
 
 export function checkPackage(p: PackageRef): void {
   if (!PACKAGE.test(p.name)) throw new Error(`invalid package name ${JSON.stringify(p.name)}`);
-  if (p.version !== undefined && !VERSION.test(p.version)) throw new Error(`invalid version ${JSON.stringify(p.version)} of ${p.name}`);
+  if (p.version !== undefined && !VERSION.test(p.version))
+    throw new Error(`invalid version ${JSON.stringify(p.version)} of ${p.name}`);
 }
 
 export function checkMirror(line: string): void {
-  if (!MIRROR.test(line)) throw new Error(`invalid packageMirror ${JSON.stringify(line)}: expected an apt source line like "deb http://host/path suite component"`);
+  if (!MIRROR.test(line))
+    throw new Error(
+      `invalid packageMirror ${JSON.stringify(line)}: expected an apt source line like "deb http://host/path suite component"`,
+    );
 }
 
 const APT_ENV = ['env', 'DEBIAN_FRONTEND=noninteractive', 'LC_ALL=C'];
@@ -30,7 +35,18 @@ const LOCK_WAIT = ['-o', 'DPkg::Lock::Timeout=300'];
 export function installArgv(packages: readonly PackageRef[]): string[] {
   packages.forEach(checkPackage);
   const specs = packages.map((p) => (p.version ? `${p.name}=${p.version}` : p.name));
-  return [...APT_ENV, 'apt-get', 'install', '-y', '-q', '--no-install-recommends', '--allow-downgrades', ...LOCK_WAIT, '--', ...specs];
+  return [
+    ...APT_ENV,
+    'apt-get',
+    'install',
+    '-y',
+    '-q',
+    '--no-install-recommends',
+    '--allow-downgrades',
+    ...LOCK_WAIT,
+    '--',
+    ...specs,
+  ];
 }
 
 export function removeArgv(names: readonly string[]): string[] {
@@ -40,20 +56,38 @@ export function removeArgv(names: readonly string[]): string[] {
 
 /** Refreshes package lists; with a mirror, only the mirror's (offline sites reach nothing else). */
 export function updateArgv(mirror: boolean): string[] {
-  const only = mirror ? ['-o', `Dir::Etc::sourcelist=${MIRROR_LIST}`, '-o', 'Dir::Etc::sourceparts=-', '-o', 'APT::Get::List-Cleanup=0'] : [];
+  const only = mirror
+    ? [
+        '-o',
+        `Dir::Etc::sourcelist=${MIRROR_LIST}`,
+        '-o',
+        'Dir::Etc::sourceparts=-',
+        '-o',
+        'APT::Get::List-Cleanup=0',
+      ]
+    : [];
   return [...APT_ENV, 'apt-get', 'update', '-q', ...LOCK_WAIT, ...only];
 }
 
 export function queryArgv(names: readonly string[]): string[] {
   names.forEach((name) => checkPackage({ name }));
-  return ['dpkg-query', '-W', '-f=${Package}\\t${Version}\\t${db:Status-Abbrev}\\n', '--', ...names];
+  return [
+    'dpkg-query',
+    '-W',
+    '-f=${Package}\\t${Version}\\t${db:Status-Abbrev}\\n',
+    '--',
+    ...names,
+  ];
 }
 
 /**
  * Installed versions from dpkg-query output; packages not installed (absent, removed or
  * config-files only) are null.
  */
-export function parseQuery(stdout: string, names: readonly string[]): Record<string, string | null> {
+export function parseQuery(
+  stdout: string,
+  names: readonly string[],
+): Record<string, string | null> {
   const out: Record<string, string | null> = Object.fromEntries(names.map((n) => [n, null]));
   for (const line of stdout.split('\n')) {
     const [name, version, status] = line.split('\t');
@@ -65,7 +99,10 @@ export function parseQuery(stdout: string, names: readonly string[]): Record<str
 
 /** The package apt could not find, from its stderr, for a message that names it. */
 export function missingPackage(stderr: string): string | undefined {
-  const m = /Unable to locate package (\S+)|Version '([^']+)' for '([^']+)' was not found|Package '?([^' ]+)'? has no installation candidate/.exec(stderr);
+  const m =
+    /Unable to locate package (\S+)|Version '([^']+)' for '([^']+)' was not found|Package '?([^' ]+)'? has no installation candidate/.exec(
+      stderr,
+    );
   if (!m) return undefined;
   if (m[1]) return m[1];
   if (m[2]) return `${m[3]}=${m[2]}`;

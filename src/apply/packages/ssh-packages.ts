@@ -5,7 +5,16 @@ import type { Logger } from '../../util/log.js';
 import { targetOf } from '../access.js';
 import type { PackagePort, PackageResult } from '../ports.js';
 import type { SshPool } from '../ssh/index.js';
-import { MIRROR_LIST, checkMirror, installArgv, missingPackage, parseQuery, queryArgv, removeArgv, updateArgv } from './apt.js';
+import {
+  MIRROR_LIST,
+  checkMirror,
+  installArgv,
+  missingPackage,
+  parseQuery,
+  queryArgv,
+  removeArgv,
+  updateArgv,
+} from './apt.js';
 
 export interface SshPackagesOptions {
   pool: SshPool;
@@ -29,7 +38,12 @@ export class SshPackages implements PackagePort {
     if (opts.packageMirror) checkMirror(opts.packageMirror);
   }
 
-  async apply(_cluster: string, nodes: readonly PlannedNode[], changes: readonly PackageChange[], mode: 'install' | 'upgrade' | 'remove'): Promise<PackageResult[]> {
+  async apply(
+    _cluster: string,
+    nodes: readonly PlannedNode[],
+    changes: readonly PackageChange[],
+    mode: 'install' | 'upgrade' | 'remove',
+  ): Promise<PackageResult[]> {
     const limit = pLimit(this.opts.maxParallelHosts);
     return Promise.all(
       nodes.map((n) =>
@@ -46,41 +60,85 @@ export class SshPackages implements PackagePort {
     );
   }
 
-  private async applyNode(node: PlannedNode, changes: readonly PackageChange[], mode: 'install' | 'upgrade' | 'remove'): Promise<PackageResult> {
+  private async applyNode(
+    node: PlannedNode,
+    changes: readonly PackageChange[],
+    mode: 'install' | 'upgrade' | 'remove',
+  ): Promise<PackageResult> {
     const target = targetOf(node, this.opts.user, this.opts.port);
     const sudo = this.opts.user !== 'root';
-    const run = (argv: string[], timeoutMs = this.opts.timeoutMs): Promise<{ stdout: string; stderr: string }> => this.opts.pool.run(target, argv, { sudo, timeoutMs });
+    const run = (
+      argv: string[],
+      timeoutMs = this.opts.timeoutMs,
+    ): Promise<{ stdout: string; stderr: string }> =>
+      this.opts.pool.run(target, argv, { sudo, timeoutMs });
     const names = changes.map((c) => c.name);
     try {
       if (mode === 'remove') {
         await run(removeArgv(names));
       } else {
         if (this.opts.packageMirror) {
-          await this.opts.pool.run(target, ['tee', MIRROR_LIST], { sudo, stdin: `${this.opts.packageMirror}\n`, timeoutMs: 30_000 });
+          await this.opts.pool.run(target, ['tee', MIRROR_LIST], {
+            sudo,
+            stdin: `${this.opts.packageMirror}\n`,
+            timeoutMs: 30_000,
+          });
           await run(updateArgv(true));
         }
         try {
           await run(installArgv(changes.map((c) => ({ name: c.name, version: c.to }))));
         } catch (err: unknown) {
           // Package lists may be stale or absent (a fresh node): refresh once, then retry.
-          if (!this.opts.packageMirror && err instanceof BpaError && /Unable to locate|has no installation candidate|was not found/.test(stderrOf(err))) {
+          if (
+            !this.opts.packageMirror &&
+            err instanceof BpaError &&
+            /Unable to locate|has no installation candidate|was not found/.test(stderrOf(err))
+          ) {
             await run(updateArgv(false));
             await run(installArgv(changes.map((c) => ({ name: c.name, version: c.to }))));
           } else throw err;
         }
       }
-      const installed = parseQuery((await run(queryArgv(names), 60_000).catch((e: unknown) => ({ stdout: stdoutOf(e), stderr: '' }))).stdout, names);
-      const wrong = changes.filter((c) => (mode === 'remove' ? installed[c.name] !== null : installed[c.name] === null || (c.to !== undefined && installed[c.name] !== c.to)));
+      const installed = parseQuery(
+        (
+          await run(queryArgv(names), 60_000).catch((e: unknown) => ({
+            stdout: stdoutOf(e),
+            stderr: '',
+          }))
+        ).stdout,
+        names,
+      );
+      const wrong = changes.filter((c) =>
+        mode === 'remove'
+          ? installed[c.name] !== null
+          : installed[c.name] === null || (c.to !== undefined && installed[c.name] !== c.to),
+      );
       if (wrong.length) {
-        const what = wrong.map((c) => `${c.name} is ${installed[c.name] ?? 'not installed'}${c.to ? `, wanted ${c.to}` : ''}`).join('; ');
-        return { node: node.name, ok: false, installed, error: { code: 'PACKAGE_VERIFY_FAILED', message: `${node.name}: after apt-get, ${what}` } };
+        const what = wrong
+          .map(
+            (c) =>
+              `${c.name} is ${installed[c.name] ?? 'not installed'}${c.to ? `, wanted ${c.to}` : ''}`,
+          )
+          .join('; ');
+        return {
+          node: node.name,
+          ok: false,
+          installed,
+          error: { code: 'PACKAGE_VERIFY_FAILED', message: `${node.name}: after apt-get, ${what}` },
+        };
       }
       return { node: node.name, ok: true, installed };
     } catch (err: unknown) {
       const missing = err instanceof BpaError ? missingPackage(stderrOf(err)) : undefined;
       const error = missing
-        ? { code: 'PACKAGE_NOT_FOUND', message: `${node.name}: package ${missing} is not available from the node's apt sources` }
-        : { code: err instanceof BpaError ? err.code : 'PACKAGES_FAILED', message: `${node.name}: ${messageOf(err)}` };
+        ? {
+            code: 'PACKAGE_NOT_FOUND',
+            message: `${node.name}: package ${missing} is not available from the node's apt sources`,
+          }
+        : {
+            code: err instanceof BpaError ? err.code : 'PACKAGES_FAILED',
+            message: `${node.name}: ${messageOf(err)}`,
+          };
       this.opts.log.warn({ node: node.name, err: error }, 'package change failed');
       return { node: node.name, ok: false, installed: {}, error };
     }

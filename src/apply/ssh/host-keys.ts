@@ -111,7 +111,12 @@ export class HostKeyStore {
           pinned.fingerprint === offered.fingerprint && pinned.algorithm === offered.algorithm;
         return same ? { kind: 'match' } : { kind: 'changed', pinned, offered };
       }
-      const entry: PinnedKey = { ...offered, firstSeen: this.now().toISOString(), node, key: blob.toString('base64') };
+      const entry: PinnedKey = {
+        ...offered,
+        firstSeen: this.now().toISOString(),
+        node,
+        key: blob.toString('base64'),
+      };
       hosts[id] = entry;
       const sorted = Object.fromEntries(
         Object.entries(hosts).sort(([a], [b]) => a.localeCompare(b)),

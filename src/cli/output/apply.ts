@@ -9,14 +9,22 @@ export function formatApplyResult(result: ApplyResult): string {
     for (const a of c.actions) {
       const mark = a.result === 'done' ? '✓' : a.result === 'failed' ? '✗' : '·';
       const skipped = a.steps.filter((s) => s.result === 'skipped').length;
-      const steps = a.steps.length ? ` (${a.steps.length} steps${skipped ? `, ${skipped} already done` : ''})` : '';
-      lines.push(`  ${mark} ${a.kind}${a.nodes.length ? ` ${a.nodes.join(', ')}` : ''}${a.result === 'not-run' ? ' not run' : ''}${steps}`);
+      const steps = a.steps.length
+        ? ` (${a.steps.length} steps${skipped ? `, ${skipped} already done` : ''})`
+        : '';
+      lines.push(
+        `  ${mark} ${a.kind}${a.nodes.length ? ` ${a.nodes.join(', ')}` : ''}${a.result === 'not-run' ? ' not run' : ''}${steps}`,
+      );
       if (a.error) lines.push(`      ${a.error.code}: ${a.error.message}`);
       for (const p of a.packages ?? []) {
         if (!p.ok) lines.push(`      ${p.node}: ${p.error?.code}: ${p.error?.message}`);
       }
     }
   }
-  lines.push(result.ok ? `Apply ${result.planHash.slice(0, 12)} complete.` : `Apply ${result.planHash.slice(0, 12)} failed; run again to resume: finished steps are not repeated.`);
+  lines.push(
+    result.ok
+      ? `Apply ${result.planHash.slice(0, 12)} complete.`
+      : `Apply ${result.planHash.slice(0, 12)} failed; run again to resume: finished steps are not repeated.`,
+  );
   return lines.join('\n') + '\n';
 }

@@ -1,6 +1,13 @@
 import { Writable } from 'node:stream';
 
-const LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+const LEVELS: Record<number, string> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'warn',
+  50: 'error',
+  60: 'fatal',
+};
 const SKIP = new Set(['level', 'time', 'msg', 'app', 'pid', 'hostname']);
 
 /** Renders bpa's JSON log lines for a terminal: `bpa [cluster] action/step: message key=value`. */
@@ -28,7 +35,12 @@ function render(line: string): string {
     return line;
   }
   const level = LEVELS[Number(rec['level'])] ?? 'info';
-  const where = [rec['cluster'] ? `[${String(rec['cluster'])}]` : '', [rec['action'], rec['step']].filter(Boolean).join('/')].filter(Boolean).join(' ');
+  const where = [
+    rec['cluster'] ? `[${String(rec['cluster'])}]` : '',
+    [rec['action'], rec['step']].filter(Boolean).join('/'),
+  ]
+    .filter(Boolean)
+    .join(' ');
   const extra = Object.entries(rec)
     .filter(([k]) => !SKIP.has(k) && k !== 'cluster' && k !== 'action' && k !== 'step')
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)

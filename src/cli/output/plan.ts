@@ -1,6 +1,11 @@
 import type { ClusterPlan, PackageChange, Plan, PlannedNode } from '../../plan/index.js';
 
-const SYMBOL: Record<PlannedNode['change'], string> = { add: '+', remove: '-', update: '~', keep: ' ' };
+const SYMBOL: Record<PlannedNode['change'], string> = {
+  add: '+',
+  remove: '-',
+  update: '~',
+  keep: ' ',
+};
 
 /** A plan for people, in the manner of `terraform plan`: + add, ~ change, - remove. */
 export function formatPlan(plan: Plan): string {
@@ -12,21 +17,31 @@ export function formatPlan(plan: Plan): string {
 
 function formatCluster(c: ClusterPlan): string[] {
   const provisioning = c.actions.some((a) => a.kind === 'provision-cluster');
-  const state = c.notes.some((n) => n.startsWith('blocked')) ? 'blocked' : provisioning ? 'new cluster, to provision' : c.actions.length ? `${c.actions.length} action${c.actions.length === 1 ? '' : 's'}` : 'no changes';
+  const state = c.notes.some((n) => n.startsWith('blocked'))
+    ? 'blocked'
+    : provisioning
+      ? 'new cluster, to provision'
+      : c.actions.length
+        ? `${c.actions.length} action${c.actions.length === 1 ? '' : 's'}`
+        : 'no changes';
   const lines = [`cluster ${c.cluster} (${state})`];
   const w = Math.max(4, ...c.nodes.map((n) => n.name.length));
   const hw = Math.max(4, ...c.nodes.map((n) => n.host.length));
   for (const n of c.nodes) {
     const roles = n.roles.join('+').padEnd(13);
-    const extra = n.change === 'update' ? (n.details ?? []).join('; ') : n.change === 'add' ? n.placement : '';
-    lines.push(`  ${SYMBOL[n.change]} ${n.name.padEnd(w)}  ${n.host.padEnd(hw)}  ${n.ip.padEnd(15)}  ${roles}${extra ? `  ${extra}` : ''}`.trimEnd());
+    const extra =
+      n.change === 'update' ? (n.details ?? []).join('; ') : n.change === 'add' ? n.placement : '';
+    lines.push(
+      `  ${SYMBOL[n.change]} ${n.name.padEnd(w)}  ${n.host.padEnd(hw)}  ${n.ip.padEnd(15)}  ${roles}${extra ? `  ${extra}` : ''}`.trimEnd(),
+    );
   }
   const packages = c.actions.flatMap((a) => a.packages ?? []);
   if (packages.length) {
     lines.push('  packages:');
     const byNode = new Map<string, PackageChange[]>();
     for (const p of packages) byNode.set(p.node, [...(byNode.get(p.node) ?? []), p]);
-    for (const [node, list] of byNode) lines.push(`    ${node.padEnd(w)}  ${list.map(formatPackage).join(', ')}`);
+    for (const [node, list] of byNode)
+      lines.push(`    ${node.padEnd(w)}  ${list.map(formatPackage).join(', ')}`);
   }
   if (c.actions.length) {
     lines.push('  actions:');
@@ -44,11 +59,24 @@ function formatPackage(p: PackageChange): string {
 }
 
 function summary(plan: Plan): string {
-  const count = (kind: string): number => plan.clusters.reduce((n, c) => n + c.actions.filter((a) => a.kind === kind).reduce((m, a) => m + Math.max(1, a.nodes.length), 0), 0);
-  const provision = plan.clusters.filter((c) => c.actions.some((a) => a.kind === 'provision-cluster')).length;
+  const count = (kind: string): number =>
+    plan.clusters.reduce(
+      (n, c) =>
+        n +
+        c.actions
+          .filter((a) => a.kind === kind)
+          .reduce((m, a) => m + Math.max(1, a.nodes.length), 0),
+      0,
+    );
+  const provision = plan.clusters.filter((c) =>
+    c.actions.some((a) => a.kind === 'provision-cluster'),
+  ).length;
   const adds = count('add-nodes');
   const removes = count('remove-nodes');
-  const pkgs = plan.clusters.reduce((n, c) => n + c.actions.reduce((m, a) => m + (a.packages?.length ?? 0), 0), 0);
+  const pkgs = plan.clusters.reduce(
+    (n, c) => n + c.actions.reduce((m, a) => m + (a.packages?.length ?? 0), 0),
+    0,
+  );
   const changes = plan.clusters.some((c) => c.actions.length);
   const head = changes ? `Plan ${plan.hash.slice(0, 12)}` : 'No changes';
   return `${head}: ${plan.clusters.length} cluster${plan.clusters.length === 1 ? '' : 's'}; ${provision} to provision, ${adds} node${adds === 1 ? '' : 's'} to add, ${removes} to remove, ${pkgs} package change${pkgs === 1 ? '' : 's'}.`;

@@ -5,7 +5,11 @@ export type ProblemFormat = 'text' | 'json' | 'github';
 export const PROBLEM_FORMATS: ProblemFormat[] = ['text', 'json', 'github'];
 
 /** Shows a site-relative file as a path relative to the working directory. */
-export function displayPath(root: string, file: string | undefined, cwd = process.cwd()): string | undefined {
+export function displayPath(
+  root: string,
+  file: string | undefined,
+  cwd = process.cwd(),
+): string | undefined {
   if (file === undefined) return undefined;
   const abs = resolve(root, file);
   const rel = relative(cwd, abs);
@@ -59,7 +63,10 @@ export function problemsJson(problems: readonly Problem[]): Array<Record<string,
   }));
 }
 
-export function countSeverities(problems: readonly Problem[]): { errors: number; warnings: number } {
+export function countSeverities(problems: readonly Problem[]): {
+  errors: number;
+  warnings: number;
+} {
   let errors = 0;
   for (const p of problems) if (p.severity === 'error') errors++;
   return { errors, warnings: problems.length - errors };

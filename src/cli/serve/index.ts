@@ -9,17 +9,41 @@ import { APPLY_OPTIONS } from '../apply/index.js';
 export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv): void {
   const cmd = program
     .command('serve')
-    .description('run the controller: follow a site repository (--repo) or watch a directory (--watch DIR), reconcile on an interval and on webhooks, serve /healthz /readyz /metrics /api/v1/status')
+    .description(
+      'run the controller: follow a site repository (--repo) or watch a directory (--watch DIR), reconcile on an interval and on webhooks, serve /healthz /readyz /metrics /api/v1/status',
+    )
     .option('--watch <dir>', 'watch a local site directory instead of a repository (development)')
     .option('--log-level <level>', 'log level', 'info');
-  const config = addConfigOptions(cmd, [...APPLY_OPTIONS, 'repoUrl', 'ref', 'path', 'statusBranch', 'gitUsername', 'gitTokenFile', 'interval', 'resyncInterval', 'listen', 'webhookSecretFile', 'leaderElect', 'verifySignatures', 'trustedKeys', 'allowedSigners']);
+  const config = addConfigOptions(cmd, [
+    ...APPLY_OPTIONS,
+    'repoUrl',
+    'ref',
+    'path',
+    'statusBranch',
+    'gitUsername',
+    'gitTokenFile',
+    'interval',
+    'resyncInterval',
+    'listen',
+    'webhookSecretFile',
+    'leaderElect',
+    'verifySignatures',
+    'trustedKeys',
+    'allowedSigners',
+  ]);
   cmd.action(async (opts: Record<string, unknown>) => {
     const log = createLogger(String(opts['logLevel'] ?? 'info'));
     let server;
     try {
       // The controller's modules (Kubernetes client, metrics, file watching) load only here.
       const { serve } = await import('../../serve/run.js');
-      server = await serve({ config: (site) => config(opts, site, env), env, log, watchDir: typeof opts['watch'] === 'string' ? opts['watch'] : undefined, onLine: (line) => log.info({ installer: true }, line) });
+      server = await serve({
+        config: (site) => config(opts, site, env),
+        env,
+        log,
+        watchDir: typeof opts['watch'] === 'string' ? opts['watch'] : undefined,
+        onLine: (line) => log.info({ installer: true }, line),
+      });
     } catch (err: unknown) {
       if (!(err instanceof BpaError)) throw err;
       io.err(`bpa serve: ${err.code}: ${err.message}\n`);

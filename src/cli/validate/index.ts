@@ -17,9 +17,13 @@ import { EXIT, type Io } from '../io.js';
 export function registerValidate(program: Command, io: Io): void {
   program
     .command('validate')
-    .description('check a site directory (or one file) and report every problem with file, line and column')
+    .description(
+      'check a site directory (or one file) and report every problem with file, line and column',
+    )
     .argument('[path]', 'site directory or YAML file', '.')
-    .addOption(new Option('-f, --format <format>', 'output format').choices(PROBLEM_FORMATS).default('text'))
+    .addOption(
+      new Option('-f, --format <format>', 'output format').choices(PROBLEM_FORMATS).default('text'),
+    )
     .action(async (path: string, opts: { format: ProblemFormat }) => {
       const result = await validatePath(path);
       if ('usage' in result) {
@@ -27,7 +31,10 @@ export function registerValidate(program: Command, io: Io): void {
         io.exit(EXIT.usage);
         return;
       }
-      const problems = result.problems.map((p) => ({ ...p, file: displayPath(result.root, p.file) }));
+      const problems = result.problems.map((p) => ({
+        ...p,
+        file: displayPath(result.root, p.file),
+      }));
       const { errors, warnings } = countSeverities(problems);
       if (opts.format === 'json') {
         io.out(
@@ -53,9 +60,13 @@ export function registerValidate(program: Command, io: Io): void {
         const scope = `${plural(result.documents, 'document')} in ${plural(result.files, 'file')}`;
         if (errors === 0) {
           const clusters = result.model?.clusters.length ?? 0;
-          io.out(`${where}: valid (${scope}, ${plural(clusters, 'cluster')}${warnings ? `, ${plural(warnings, 'warning')}` : ''})\n`);
+          io.out(
+            `${where}: valid (${scope}, ${plural(clusters, 'cluster')}${warnings ? `, ${plural(warnings, 'warning')}` : ''})\n`,
+          );
         } else {
-          io.out(`${where}: ${plural(errors, 'error')}, ${plural(warnings, 'warning')} (${scope})\n`);
+          io.out(
+            `${where}: ${plural(errors, 'error')}, ${plural(warnings, 'warning')} (${scope})\n`,
+          );
         }
       }
       io.exit(errors === 0 ? EXIT.ok : EXIT.invalid);

@@ -18,9 +18,21 @@ export const QAT_LABEL = 'bpa.akraino.org/qat';
  * support SR-IOV: Intel 82599, X540, X550, X710/XL710/XXV710, E810; Mellanox ConnectX-4 to -6.
  */
 const SRIOV_NIC_MODELS = new Set([
-  '0x8086 0x10fb', '0x8086 0x1528', '0x8086 0x1563', '0x8086 0x1572', '0x8086 0x1583', '0x8086 0x1584',
-  '0x8086 0x158b', '0x8086 0x1592', '0x8086 0x159b', '0x15b3 0x1013', '0x15b3 0x1015', '0x15b3 0x1017',
-  '0x15b3 0x1019', '0x15b3 0x101b', '0x15b3 0x101d',
+  '0x8086 0x10fb',
+  '0x8086 0x1528',
+  '0x8086 0x1563',
+  '0x8086 0x1572',
+  '0x8086 0x1583',
+  '0x8086 0x1584',
+  '0x8086 0x158b',
+  '0x8086 0x1592',
+  '0x8086 0x159b',
+  '0x15b3 0x1013',
+  '0x15b3 0x1015',
+  '0x15b3 0x1017',
+  '0x15b3 0x1019',
+  '0x15b3 0x101b',
+  '0x15b3 0x101d',
 ]);
 
 /** Provisioning states in which the host's OS is installed and usable. */
@@ -52,7 +64,10 @@ export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
     const labels = o.metadata?.labels ?? {};
     const nics = nicsOf(hw['nics']);
     const cpu = isRecord(hw['cpu']) ? hw['cpu'] : {};
-    const bootMac = typeof o.spec?.['bootMACAddress'] === 'string' ? normalizeMac(o.spec['bootMACAddress']) : undefined;
+    const bootMac =
+      typeof o.spec?.['bootMACAddress'] === 'string'
+        ? normalizeMac(o.spec['bootMACAddress'])
+        : undefined;
     const reason = ineligibility(o);
     hosts.push({
       name: m.name,
@@ -61,7 +76,9 @@ export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
       nics,
       cpuCount: typeof cpu['count'] === 'number' ? cpu['count'] : undefined,
       ramMebibytes: typeof hw['ramMebibytes'] === 'number' ? hw['ramMebibytes'] : undefined,
-      sriov: flag(labels[SRIOV_LABEL]) ?? nics.some((n) => n.model !== undefined && SRIOV_NIC_MODELS.has(n.model.toLowerCase())),
+      sriov:
+        flag(labels[SRIOV_LABEL]) ??
+        nics.some((n) => n.model !== undefined && SRIOV_NIC_MODELS.has(n.model.toLowerCase())),
       qat: flag(labels[QAT_LABEL]) ?? false,
       labels: { ...labels },
       eligible: reason === undefined,
@@ -86,7 +103,11 @@ function ineligibility(o: Metal3Object): string | undefined {
   const provisioning = isRecord(status['provisioning']) ? status['provisioning'] : {};
   const state = typeof provisioning['state'] === 'string' ? provisioning['state'] : undefined;
   if (!state || !READY_STATES.has(state)) {
-    reasons.push(state ? `provisioning state '${state}' (needs provisioned or externally provisioned)` : 'no provisioning state');
+    reasons.push(
+      state
+        ? `provisioning state '${state}' (needs provisioned or externally provisioned)`
+        : 'no provisioning state',
+    );
   }
   return reasons.length ? reasons.join('; ') : undefined;
 }

@@ -24,7 +24,11 @@ export function loadKubeConfig(file: string | undefined, env: NodeJS.ProcessEnv)
   if (file) kc.loadFromFile(file);
   else if (env['KUBECONFIG']) kc.loadFromFile(env['KUBECONFIG']);
   else if (env['KUBERNETES_SERVICE_HOST']) kc.loadFromCluster();
-  else throw new StalledError('NO_KUBECONFIG', 'no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster');
+  else
+    throw new StalledError(
+      'NO_KUBECONFIG',
+      'no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster',
+    );
   return kc;
 }
 
@@ -39,27 +43,55 @@ export async function listMetal3Objects(opts: KubernetesInventoryOptions): Promi
   const namespaces = opts.namespaces.length ? [...opts.namespaces] : [undefined];
   const objects: Metal3Object[] = [];
   for (const namespace of namespaces) {
-    for (const item of await listAll(api, 'baremetalhosts', namespace, opts.pageSize ?? 500, true)) {
-      objects.push({ ...item, kind: 'BareMetalHost', origin: `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}` });
+    for (const item of await listAll(
+      api,
+      'baremetalhosts',
+      namespace,
+      opts.pageSize ?? 500,
+      true,
+    )) {
+      objects.push({
+        ...item,
+        kind: 'BareMetalHost',
+        origin: `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}`,
+      });
     }
     for (const item of await listAll(api, 'hardwaredata', namespace, opts.pageSize ?? 500, false)) {
-      objects.push({ ...item, kind: 'HardwareData', origin: `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}` });
+      objects.push({
+        ...item,
+        kind: 'HardwareData',
+        origin: `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}`,
+      });
     }
   }
   return objects;
 }
 
-async function listAll(api: CustomObjectsApi, plural: string, namespace: string | undefined, limit: number, required: boolean): Promise<Metal3Object[]> {
+async function listAll(
+  api: CustomObjectsApi,
+  plural: string,
+  namespace: string | undefined,
+  limit: number,
+  required: boolean,
+): Promise<Metal3Object[]> {
   const out: Metal3Object[] = [];
   let token: string | undefined;
   const where = namespace ? `namespace ${namespace}` : 'all namespaces';
   do {
     let page: ListPage;
     try {
-      const common = { group: METAL3_GROUP, version: METAL3_VERSION, plural, limit, _continue: token };
-      page = (namespace
-        ? await api.listNamespacedCustomObject({ ...common, namespace })
-        : await api.listClusterCustomObject(common)) as ListPage;
+      const common = {
+        group: METAL3_GROUP,
+        version: METAL3_VERSION,
+        plural,
+        limit,
+        _continue: token,
+      };
+      page = (
+        namespace
+          ? await api.listNamespacedCustomObject({ ...common, namespace })
+          : await api.listClusterCustomObject(common)
+      ) as ListPage;
     } catch (err: unknown) {
       if (!required && err instanceof ApiException && err.code === 404) return out;
       throw explain(err, `${plural}.${METAL3_GROUP} in ${where}`);
@@ -75,16 +107,36 @@ function explain(err: unknown, what: string): Error {
     const reason = statusMessage(err.body);
     switch (err.code) {
       case 401:
-        return new StalledError('INVENTORY_UNAVAILABLE', `cannot list ${what}: not authenticated (401); check the kubeconfig credentials`, { cause: err });
+        return new StalledError(
+          'INVENTORY_UNAVAILABLE',
+          `cannot list ${what}: not authenticated (401); check the kubeconfig credentials`,
+          { cause: err },
+        );
       case 403:
-        return new StalledError('INVENTORY_UNAVAILABLE', `cannot list ${what}: forbidden (403)${reason}; grant list on baremetalhosts and hardwaredata (metal3.io) to bpa's service account`, { cause: err });
+        return new StalledError(
+          'INVENTORY_UNAVAILABLE',
+          `cannot list ${what}: forbidden (403)${reason}; grant list on baremetalhosts and hardwaredata (metal3.io) to bpa's service account`,
+          { cause: err },
+        );
       case 404:
-        return new StalledError('INVENTORY_UNAVAILABLE', `cannot list ${what}: not found (404)${reason}; is metal3 installed and does the namespace exist?`, { cause: err });
+        return new StalledError(
+          'INVENTORY_UNAVAILABLE',
+          `cannot list ${what}: not found (404)${reason}; is metal3 installed and does the namespace exist?`,
+          { cause: err },
+        );
       default:
         if (err.code >= 500 || err.code === 429) {
-          return new TransientError('INVENTORY_UNAVAILABLE', `cannot list ${what}: server error (${err.code})${reason}; will retry`, { cause: err });
+          return new TransientError(
+            'INVENTORY_UNAVAILABLE',
+            `cannot list ${what}: server error (${err.code})${reason}; will retry`,
+            { cause: err },
+          );
         }
-        return new StalledError('INVENTORY_UNAVAILABLE', `cannot list ${what}: HTTP ${err.code}${reason}`, { cause: err });
+        return new StalledError(
+          'INVENTORY_UNAVAILABLE',
+          `cannot list ${what}: HTTP ${err.code}${reason}`,
+          { cause: err },
+        );
     }
   }
   const msg = err instanceof Error ? err.message : String(err);

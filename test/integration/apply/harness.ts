@@ -18,24 +18,41 @@ export interface BpaResult {
 /** The flags that point bpa at a lab and the reference installer. */
 export function labArgs(lab: Lab, state: string, extra: string[] = []): string[] {
   return [
-    '--state', state,
-    '--leases', lab.leaseFile,
-    '--ssh-key', lab.keyPath,
-    '--installer-command', `${REFERENCE} cluster {clusterDir} {inventory}`,
-    '--scale-command', `${REFERENCE} scale {clusterDir} {inventory} {nodes}`,
-    '--remove-command', `${REFERENCE} remove {clusterDir} {inventory} {nodes}`,
-    '--addon-command', `${REFERENCE} addon {clusterDir} {inventory} {plugins}`,
-    '--log-level', 'info',
+    '--state',
+    state,
+    '--leases',
+    lab.leaseFile,
+    '--ssh-key',
+    lab.keyPath,
+    '--installer-command',
+    `${REFERENCE} cluster {clusterDir} {inventory}`,
+    '--scale-command',
+    `${REFERENCE} scale {clusterDir} {inventory} {nodes}`,
+    '--remove-command',
+    `${REFERENCE} remove {clusterDir} {inventory} {nodes}`,
+    '--addon-command',
+    `${REFERENCE} addon {clusterDir} {inventory} {plugins}`,
+    '--log-level',
+    'info',
     ...extra,
   ];
 }
 
 /** Runs bin/bpa as a process (the installer sees its environment). */
-export function bpa(args: string[], env: Record<string, string> = {}, timeoutMs = 240_000): Promise<BpaResult> {
+export function bpa(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 240_000,
+): Promise<BpaResult> {
   return new Promise((resolve) => {
-    execFile(BPA, args, { env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 1 << 26 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      BPA,
+      args,
+      { env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 1 << 26 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -53,13 +70,22 @@ export interface JournalStep {
 
 export async function journal(state: string, cluster: string): Promise<JournalStep[]> {
   try {
-    return (JSON.parse(await readFile(join(state, 'clusters', cluster, 'journal.json'), 'utf8')) as { steps: JournalStep[] }).steps;
+    return (
+      JSON.parse(await readFile(join(state, 'clusters', cluster, 'journal.json'), 'utf8')) as {
+        steps: JournalStep[];
+      }
+    ).steps;
   } catch {
     return [];
   }
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+  everyMs = 100,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -101,7 +127,9 @@ export function labReady(canRun: { ok: true } | { ok: false; reason: string }): 
     console.log(`    skipped: ${canRun.reason}`);
     return false;
   }
-  if (!['/usr/bin/ansible-playbook', '/usr/local/bin/ansible-playbook'].some((p) => existsSync(p))) {
+  if (
+    !['/usr/bin/ansible-playbook', '/usr/local/bin/ansible-playbook'].some((p) => existsSync(p))
+  ) {
     console.log('    skipped: ansible-playbook is not installed (Debian package ansible-core)');
     return false;
   }
@@ -118,7 +146,9 @@ export async function kill(child: ChildProcess): Promise<void> {
 /** The PID recorded in `<clusterDir>/installer.pid`, if any. */
 export async function installerPid(state: string, cluster: string): Promise<number | undefined> {
   try {
-    const rec = JSON.parse(await readFile(join(state, 'clusters', cluster, 'installer.pid'), 'utf8')) as { pid?: unknown };
+    const rec = JSON.parse(
+      await readFile(join(state, 'clusters', cluster, 'installer.pid'), 'utf8'),
+    ) as { pid?: unknown };
     return typeof rec.pid === 'number' ? rec.pid : undefined;
   } catch {
     return undefined;

@@ -23,7 +23,11 @@ export interface LabSiteOptions {
  * Writes a site for lab hosts: a BareMetalHost per lab host (eligible, its MAC and some
  * hardware) and one cluster whose nodes are pinned to hosts by MAC. Returns the directory.
  */
-export async function writeLabSite(hosts: readonly LabHost[], opts: LabSiteOptions, dir?: string): Promise<string> {
+export async function writeLabSite(
+  hosts: readonly LabHost[],
+  opts: LabSiteOptions,
+  dir?: string,
+): Promise<string> {
   const root = dir ?? (await mkdtemp(join(tmpdir(), 'bpa-lab-site-')));
   await mkdir(join(root, 'inventory'), { recursive: true });
   await writeFile(join(root, 'inventory', 'hosts.yaml'), hosts.map((h) => bmh(h)).join('---\n'));
@@ -32,12 +36,18 @@ export async function writeLabSite(hosts: readonly LabHost[], opts: LabSiteOptio
 }
 
 /** Rewrites the cluster documents (a person's pull request). */
-export async function updateLabSite(root: string, hosts: readonly LabHost[], opts: LabSiteOptions): Promise<void> {
+export async function updateLabSite(
+  root: string,
+  hosts: readonly LabHost[],
+  opts: LabSiteOptions,
+): Promise<void> {
   const cluster = opts.cluster ?? 'lab';
-  const entry = (n: LabSiteNode): string => `    - ${n.name}:\n        mac-address: "${hosts[n.host]?.mac}"\n`;
+  const entry = (n: LabSiteNode): string =>
+    `    - ${n.name}:\n        mac-address: "${hosts[n.host]?.mac}"\n`;
   const masters = opts.nodes.filter((n) => n.roles.includes('master'));
   const workers = opts.nodes.filter((n) => n.roles.includes('worker'));
-  const list = (items: string[]): string => (items.length ? items.map((s) => `    - ${s}\n`).join('') : '    []\n');
+  const list = (items: string[]): string =>
+    items.length ? items.map((s) => `    - ${s}\n`).join('') : '    []\n';
   await writeFile(
     join(root, 'cluster.yaml'),
     `apiVersion: bpa.akraino.org/v1alpha1

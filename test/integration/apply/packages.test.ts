@@ -21,16 +21,20 @@ describe('apply: packages on lab hosts', function () {
     { name: 'worker-1', roles: ['worker'], host: 1 },
     { name: 'worker-2', roles: ['worker'], host: 2 },
   ];
-  const siteDoc = (): string => `apiVersion: bpa.akraino.org/v1alpha1\nkind: Site\nmetadata:\n  name: lab\nspec:\n  packageMirror: "${repo?.sourceLine}"\n`;
+  const siteDoc = (): string =>
+    `apiVersion: bpa.akraino.org/v1alpha1\nkind: Site\nmetadata:\n  name: lab\nspec:\n  packageMirror: "${repo?.sourceLine}"\n`;
   const setSite = async (opts: Partial<LabSiteOptions>): Promise<void> => {
     await updateLabSite(site, lab!.hosts, { cluster: 'pk', nodes, extraSite: siteDoc(), ...opts });
   };
   const installed = async (host: string, pkg: string): Promise<string | null> => {
-    const r = await lab!.exec(host, ['dpkg-query', '-W', '-f=${db:Status-Abbrev} ${Version}', pkg]).catch(() => undefined);
+    const r = await lab!
+      .exec(host, ['dpkg-query', '-W', '-f=${db:Status-Abbrev} ${Version}', pkg])
+      .catch(() => undefined);
     const [status, version] = (r?.stdout ?? '').trim().split(/\s+/);
     return status?.startsWith('ii') && version ? version : null;
   };
-  const reconcile = (extra: string[] = []): ReturnType<typeof bpa> => bpa(['reconcile', '--once', site, ...labArgs(lab!, state, extra)]);
+  const reconcile = (extra: string[] = []): ReturnType<typeof bpa> =>
+    bpa(['reconcile', '--once', site, ...labArgs(lab!, state, extra)]);
 
   before(async function () {
     if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
@@ -49,7 +53,17 @@ describe('apply: packages on lab hosts', function () {
     ]);
     tmp = await mkdtemp(join(tmpdir(), 'bpa-packages-'));
     state = join(tmp, 'state');
-    site = await writeLabSite(lab.hosts, { cluster: 'pk', nodes, masterSoftware: ['bpa-test-a: {version: 1.0-1}'], workerSoftware: ['bpa-test-b'], extraSite: siteDoc() }, join(tmp, 'site'));
+    site = await writeLabSite(
+      lab.hosts,
+      {
+        cluster: 'pk',
+        nodes,
+        masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
+        workerSoftware: ['bpa-test-b'],
+        extraSite: siteDoc(),
+      },
+      join(tmp, 'site'),
+    );
   });
   after(async () => {
     await repo?.stop();
@@ -66,13 +80,21 @@ describe('apply: packages on lab hosts', function () {
     assert.equal(await installed('h1', 'bpa-test-b'), null, 'masters do not get worker packages');
     assert.equal(await installed('h2', 'bpa-test-b'), '1.0-1');
     assert.equal(await installed('h3', 'bpa-test-b'), '1.0-1');
-    assert.match(await lab!.exec('h1', ['cat', '/etc/apt/sources.list.d/bpa-mirror.list']).then((x) => x.stdout), /trusted=yes/);
+    assert.match(
+      await lab!
+        .exec('h1', ['cat', '/etc/apt/sources.list.d/bpa-mirror.list'])
+        .then((x) => x.stdout),
+      /trusted=yes/,
+    );
     const again = await reconcile();
     assert.match(again.stdout, /No changes/, 'facts match: nothing to do');
   });
 
   it('upgrades when the pin is bumped, showing before → after', async () => {
-    await setSite({ masterSoftware: ['bpa-test-a: {version: 2.0-1}'], workerSoftware: ['bpa-test-b'] });
+    await setSite({
+      masterSoftware: ['bpa-test-a: {version: 2.0-1}'],
+      workerSoftware: ['bpa-test-b'],
+    });
     const r = await reconcile();
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /master-1 +~bpa-test-a 1\.0-1 → 2\.0-1/);
@@ -85,21 +107,33 @@ describe('apply: packages on lab hosts', function () {
     assert.equal(await installed('h2', 'bpa-test-b'), null);
     const r = await reconcile();
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /fix-drift +nodes differ from what was applied: worker-1 has bpa-test-b not installed/);
+    assert.match(
+      r.stdout,
+      /fix-drift +nodes differ from what was applied: worker-1 has bpa-test-b not installed/,
+    );
     assert.equal(await installed('h2', 'bpa-test-b'), '1.0-1');
     assert.equal(await installed('h3', 'bpa-test-b'), '1.0-1');
   });
 
   it('a package that does not exist: an error naming the package and the host', async () => {
-    await setSite({ masterSoftware: ['bpa-test-a: {version: 2.0-1}'], workerSoftware: ['bpa-test-b', 'bpa-test-nope'] });
+    await setSite({
+      masterSoftware: ['bpa-test-a: {version: 2.0-1}'],
+      workerSoftware: ['bpa-test-b', 'bpa-test-nope'],
+    });
     const r = await reconcile();
     assert.equal(r.code, 1);
-    assert.match(r.stdout, /worker-1: PACKAGE_NOT_FOUND: worker-1: package bpa-test-nope is not available from the node's apt sources/);
+    assert.match(
+      r.stdout,
+      /worker-1: PACKAGE_NOT_FOUND: worker-1: package bpa-test-nope is not available from the node's apt sources/,
+    );
     assert.match(r.stdout, /worker-2: PACKAGE_NOT_FOUND/);
   });
 
   it('one host down: the others still converge, and the report marks that host', async () => {
-    await setSite({ masterSoftware: ['bpa-test-a: {version: 2.0-1}'], workerSoftware: ['bpa-test-b', 'bpa-test-c'] });
+    await setSite({
+      masterSoftware: ['bpa-test-a: {version: 2.0-1}'],
+      workerSoftware: ['bpa-test-b', 'bpa-test-c'],
+    });
     await lab!.stopSshd('h3');
     try {
       const r = await reconcile();
@@ -117,7 +151,10 @@ describe('apply: packages on lab hosts', function () {
 
   it('with --prune: removes packages dropped from the site, never packages bpa did not manage', async () => {
     await lab!.exec('h2', ['apt-get', 'install', '-y', '-q', 'bpa-test-x']);
-    await setSite({ masterSoftware: ['bpa-test-a: {version: 2.0-1}'], workerSoftware: ['bpa-test-b'] });
+    await setSite({
+      masterSoftware: ['bpa-test-a: {version: 2.0-1}'],
+      workerSoftware: ['bpa-test-b'],
+    });
     const noPrune = await reconcile();
     assert.equal(noPrune.code, 0);
     assert.match(noPrune.stdout, /bpa-test-c no longer listed; run with --prune/);
@@ -126,11 +163,19 @@ describe('apply: packages on lab hosts', function () {
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /✓ remove-packages worker-1, worker-2/);
     assert.equal(await installed('h2', 'bpa-test-c'), null);
-    assert.equal(await installed('h2', 'bpa-test-x'), '1.0-1', 'a package installed by hand is left alone');
+    assert.equal(
+      await installed('h2', 'bpa-test-x'),
+      '1.0-1',
+      'a package installed by hand is left alone',
+    );
   });
 
   it('with --prune: remove-nodes runs the remove path for the removed node only', async () => {
-    await setSite({ nodes: nodes.slice(0, 2), masterSoftware: ['bpa-test-a: {version: 2.0-1}'], workerSoftware: ['bpa-test-b'] });
+    await setSite({
+      nodes: nodes.slice(0, 2),
+      masterSoftware: ['bpa-test-a: {version: 2.0-1}'],
+      workerSoftware: ['bpa-test-b'],
+    });
     const kept = await reconcile();
     assert.match(kept.stdout, /worker-2 is no longer in the site; run with --prune/);
     const r = await reconcile(['--prune']);
@@ -138,8 +183,16 @@ describe('apply: packages on lab hosts', function () {
     assert.match(r.stdout, /✓ remove-nodes worker-2/);
     assert.equal(await marker(lab!, 'h3'), '', 'the removed node lost its role marker');
     assert.match(await marker(lab!, 'h2'), /kube-node/, 'the other worker keeps its role');
-    const appliedState = JSON.parse(await readFile(join(state, 'clusters', 'pk', 'applied.json'), 'utf8')) as { nodes: Array<{ name: string }> };
-    assert.deepEqual(appliedState.nodes.map((n) => n.name), ['master-1', 'worker-1']);
-    assert.match(await readFile(join(state, 'clusters', 'pk', 'pk-configmap.yaml'), 'utf8'), /^(?![\s\S]*worker-2)/);
+    const appliedState = JSON.parse(
+      await readFile(join(state, 'clusters', 'pk', 'applied.json'), 'utf8'),
+    ) as { nodes: Array<{ name: string }> };
+    assert.deepEqual(
+      appliedState.nodes.map((n) => n.name),
+      ['master-1', 'worker-1'],
+    );
+    assert.match(
+      await readFile(join(state, 'clusters', 'pk', 'pk-configmap.yaml'), 'utf8'),
+      /^(?![\s\S]*worker-2)/,
+    );
   });
 });

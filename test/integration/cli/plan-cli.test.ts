@@ -8,18 +8,38 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BPA = join(ROOT, 'bin', 'bpa');
 
-function bpa(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+function bpa(
+  args: string[],
+  cwd = ROOT,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(BPA, args, { cwd, timeout: 30_000, env: { ...process.env, BPA_STATE_DIR: '' } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      BPA,
+      args,
+      { cwd, timeout: 30_000, env: { ...process.env, BPA_STATE_DIR: '' } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
 interface JsonPlan {
   hash: string;
   changes: boolean;
-  clusters: Array<{ cluster: string; hostsIni: string; nodes: Array<{ name: string; roles: string[]; host: string; mac: string; ip: string; change: string }>; actions: Array<{ kind: string }> }>;
+  clusters: Array<{
+    cluster: string;
+    hostsIni: string;
+    nodes: Array<{
+      name: string;
+      roles: string[];
+      host: string;
+      mac: string;
+      ip: string;
+      change: string;
+    }>;
+    actions: Array<{ kind: string }>;
+  }>;
 }
 
 describe('bpa plan as a process', function () {
@@ -49,17 +69,34 @@ describe('bpa plan as a process', function () {
     const first = await bpa(['plan', 'sites/example', '-o', 'json', '--state', state]);
     assert.equal(first.code, 2);
     const plan = JSON.parse(first.stdout) as JsonPlan;
-    const again = JSON.parse((await bpa(['plan', 'sites/example', '-o', 'json', '--state', state])).stdout) as JsonPlan;
+    const again = JSON.parse(
+      (await bpa(['plan', 'sites/example', '-o', 'json', '--state', state])).stdout,
+    ) as JsonPlan;
     assert.equal(again.hash, plan.hash);
     // Record the plan as applied, as a successful apply would.
-    const software = { 'cluster-east': { master: [{ name: 'htop' }, { name: 'jq', version: '1.6-2.1ubuntu3' }, { name: 'curl' }], worker: [{ name: 'curl' }, { name: 'ethtool' }, { name: 'tmux' }] }, 'cluster-west': { master: [{ name: 'htop' }, { name: 'curl' }], worker: [{ name: 'curl' }, { name: 'tmux' }] } } as const;
+    const software = {
+      'cluster-east': {
+        master: [{ name: 'htop' }, { name: 'jq', version: '1.6-2.1ubuntu3' }, { name: 'curl' }],
+        worker: [{ name: 'curl' }, { name: 'ethtool' }, { name: 'tmux' }],
+      },
+      'cluster-west': {
+        master: [{ name: 'htop' }, { name: 'curl' }],
+        worker: [{ name: 'curl' }, { name: 'tmux' }],
+      },
+    } as const;
     const { StateStore } = await import('../../../src/state/store.js');
     const store = new StateStore(state);
     for (const c of plan.clusters) {
       await store.writeCluster({
         cluster: c.cluster,
         appliedAt: '2026-11-22T00:00:00Z',
-        nodes: c.nodes.map((n) => ({ name: n.name, roles: n.roles as Array<'master' | 'worker'>, host: n.host, mac: n.mac, ip: n.ip })),
+        nodes: c.nodes.map((n) => ({
+          name: n.name,
+          roles: n.roles as Array<'master' | 'worker'>,
+          host: n.host,
+          mac: n.mac,
+          ip: n.ip,
+        })),
         plugins: c.cluster === 'cluster-east' ? ['onap4k8s', 'emco'] : [],
         packages: software[c.cluster as keyof typeof software] as never,
       });
@@ -77,7 +114,10 @@ describe('bpa plan as a process', function () {
     await writeFile(prov, text.replace(/cpu: 24/g, 'cpu: 512'));
     const r = await bpa(['plan', site, '--state', join(tmp, 'state3')]);
     assert.equal(r.code, 1, r.stdout);
-    assert.match(r.stdout, /provisioning\.yaml:\d+:\d+: error NODE_UNPLACED: cluster cluster-east: worker-1: needs cpu≥512/);
+    assert.match(
+      r.stdout,
+      /provisioning\.yaml:\d+:\d+: error NODE_UNPLACED: cluster cluster-east: worker-1: needs cpu≥512/,
+    );
     assert.match(r.stdout, /cluster cluster-east \(blocked\)/);
   });
 

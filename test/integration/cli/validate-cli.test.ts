@@ -6,7 +6,10 @@ import { BASE_SITE, edit, removeSite, writeSite } from '../../unit/validate/site
 
 const BPA = fileURLToPath(new URL('../../../bin/bpa', import.meta.url));
 
-function bpa(args: string[], cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+function bpa(
+  args: string[],
+  cwd?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(BPA, args, { cwd, timeout: 30_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
@@ -26,7 +29,9 @@ describe('bpa validate as a process', function () {
       ...edit('provisioning.yaml', 'memory: 8Gi', 'memory: 8GB'),
       'extra, file.yaml': 'apiVersion: bpa.akraino.org/v1alpha1\nkind: Nope\n',
     });
-    warnOnly = await writeSite(edit('provisioning.yaml', '  workers:', '    - master-2: {}\n  workers:'));
+    warnOnly = await writeSite(
+      edit('provisioning.yaml', '  workers:', '    - master-2: {}\n  workers:'),
+    );
   });
   after(async () => {
     await Promise.all([valid, invalid, warnOnly].map(removeSite));
@@ -60,7 +65,11 @@ describe('bpa validate as a process', function () {
   it('--format json is machine-readable with stable codes', async () => {
     const r = await bpa(['validate', '--format', 'json', invalid]);
     assert.equal(r.code, 1);
-    const out = JSON.parse(r.stdout) as { valid: boolean; errors: number; problems: Array<Record<string, unknown>> };
+    const out = JSON.parse(r.stdout) as {
+      valid: boolean;
+      errors: number;
+      problems: Array<Record<string, unknown>>;
+    };
     assert.equal(out.valid, false);
     assert.equal(out.errors, 2);
     assert.deepEqual(
@@ -77,8 +86,14 @@ describe('bpa validate as a process', function () {
     assert.equal(r.code, 1);
     const lines = r.stdout.trim().split('\n');
     assert.equal(lines.length, 2);
-    assert.match(lines[0] ?? '', /^::error file=extra%2C file\.yaml,line=2,col=1,title=bpa UNKNOWN_KIND::kind "Nope"/);
-    assert.match(lines[1] ?? '', /^::error file=provisioning\.yaml,line=17,col=9,title=bpa INVALID_QUANTITY::/);
+    assert.match(
+      lines[0] ?? '',
+      /^::error file=extra%2C file\.yaml,line=2,col=1,title=bpa UNKNOWN_KIND::kind "Nope"/,
+    );
+    assert.match(
+      lines[1] ?? '',
+      /^::error file=provisioning\.yaml,line=17,col=9,title=bpa INVALID_QUANTITY::/,
+    );
   });
 
   it('prints warnings but exits 0 when there are no errors', async () => {

@@ -32,8 +32,26 @@ describe('reconcile --once --repo: a site repository, with status committed back
   let state: string;
   let badSite: Record<string, string>;
 
-  const reconcile = (extra: string[] = [], env: Record<string, string> = {}): ReturnType<typeof bpa> =>
-    bpa(['reconcile', '--once', '--repo', url, '--ref', 'main', '--path', 'site', '--git-username', 'bpa', ...labArgs(lab!, state, extra)], { BPA_GIT_TOKEN: TOKEN, ...env });
+  const reconcile = (
+    extra: string[] = [],
+    env: Record<string, string> = {},
+  ): ReturnType<typeof bpa> =>
+    bpa(
+      [
+        'reconcile',
+        '--once',
+        '--repo',
+        url,
+        '--ref',
+        'main',
+        '--path',
+        'site',
+        '--git-username',
+        'bpa',
+        ...labArgs(lab!, state, extra),
+      ],
+      { BPA_GIT_TOKEN: TOKEN, ...env },
+    );
 
   before(async function () {
     if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
@@ -41,10 +59,27 @@ describe('reconcile --once --repo: a site repository, with status committed back
     tmp = await mkdtemp(join(tmpdir(), 'bpa-gitops-'));
     state = join(tmp, 'state');
     git = await startGitServer({ auth: { username: 'bpa', password: TOKEN } });
-    const siteDir = await writeLabSite(lab.hosts, { cluster: 'lab', nodes: [{ name: 'master-1', roles: ['master'], host: 0 }, { name: 'worker-1', roles: ['worker'], host: 1 }] }, join(tmp, 'site'));
+    const siteDir = await writeLabSite(
+      lab.hosts,
+      {
+        cluster: 'lab',
+        nodes: [
+          { name: 'master-1', roles: ['master'], host: 0 },
+          { name: 'worker-1', roles: ['worker'], host: 1 },
+        ],
+      },
+      join(tmp, 'site'),
+    );
     const files = await filesOf(siteDir, 'site');
-    badSite = { 'site/cluster.yaml': (files['site/cluster.yaml'] ?? '').replace('cluster: lab\nspec:\n  provisioningCR', 'cluster: lab\nspec:\n  provisioningCr') };
-    url = (await git.createRepo('site', { files: { ...files, 'README.md': 'site repo\n' } })).replace('://', `://`);
+    badSite = {
+      'site/cluster.yaml': (files['site/cluster.yaml'] ?? '').replace(
+        'cluster: lab\nspec:\n  provisioningCR',
+        'cluster: lab\nspec:\n  provisioningCr',
+      ),
+    };
+    url = (
+      await git.createRepo('site', { files: { ...files, 'README.md': 'site repo\n' } })
+    ).replace('://', `://`);
   });
   after(async () => {
     await git?.stop();
@@ -58,17 +93,27 @@ describe('reconcile --once --repo: a site repository, with status committed back
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^applied /m);
     const log = await git.log('site', 'main');
-    assert.equal(log.length, 2, 'one status commit on top of the person\'s');
-    assert.match(log[0]?.subject ?? '', new RegExp(`^bpa: lab provision-cluster @ ${head.slice(0, 7)}$`));
+    assert.equal(log.length, 2, "one status commit on top of the person's");
+    assert.match(
+      log[0]?.subject ?? '',
+      new RegExp(`^bpa: lab provision-cluster @ ${head.slice(0, 7)}$`),
+    );
     assert.match(log[0]?.message ?? '', new RegExp(`Bpa-Source: ${head}\\nBpa-Plan: [0-9a-f]{64}`));
     const status = await git.readFile('site', 'main', 'site/status/lab.yaml');
     assert.match(status ?? '', /kind: ClusterStatus/);
     assert.match(status ?? '', /phase: Ready/);
-    assert.match((await git.readFile('site', 'main', 'site/status/site.yaml')) ?? '', /phase: Ready/);
+    assert.match(
+      (await git.readFile('site', 'main', 'site/status/site.yaml')) ?? '',
+      /phase: Ready/,
+    );
   });
 
   it('a status-only commit, or a commit outside the site path, causes no work', async () => {
-    await git.commitAs('site', { 'site/status/note.yaml': 'touched: by a person\n' }, 'status only');
+    await git.commitAs(
+      'site',
+      { 'site/status/note.yaml': 'touched: by a person\n' },
+      'status only',
+    );
     const r1 = await reconcile();
     assert.equal(r1.code, 0, r1.stdout + r1.stderr);
     assert.match(r1.stdout, /^skipped /m);
@@ -76,11 +121,21 @@ describe('reconcile --once --repo: a site repository, with status committed back
     const r2 = await reconcile();
     assert.match(r2.stdout, /^skipped /m);
     assert.doesNotMatch(r2.stderr, /step started/);
-    assert.match((await git.log('site', 'main'))[0]?.subject ?? '', /^outside the site$/, 'no status commit for skipped work');
+    assert.match(
+      (await git.log('site', 'main'))[0]?.subject ?? '',
+      /^outside the site$/,
+      'no status commit for skipped work',
+    );
   });
 
-  it('a person pushing between bpa\'s fetch and its push: both commits end on the branch', async () => {
-    await git.commitAs('site', { 'site/extra.yaml': `${badSite['site/cluster.yaml'] !== undefined ? '' : ''}# a comment-only file\n` }, 'a change inside the site');
+  it("a person pushing between bpa's fetch and its push: both commits end on the branch", async () => {
+    await git.commitAs(
+      'site',
+      {
+        'site/extra.yaml': `${badSite['site/cluster.yaml'] !== undefined ? '' : ''}# a comment-only file\n`,
+      },
+      'a change inside the site',
+    );
     let raced = false;
     git.intercept({ method: 'POST', path: 'git-receive-pack' }, async () => {
       if (raced) return;
@@ -110,7 +165,9 @@ describe('reconcile --once --repo: a site repository, with status committed back
   });
 
   it('an invalid revision: a Rejected report with file:line errors, the last good revision stays applied', async () => {
-    const applied = JSON.parse(await readFile(join(state, 'clusters', 'lab', 'applied.json'), 'utf8')) as { revision: string };
+    const applied = JSON.parse(
+      await readFile(join(state, 'clusters', 'lab', 'applied.json'), 'utf8'),
+    ) as { revision: string };
     const bad = await git.commitAs('site', badSite, 'a typo');
     const r = await reconcile();
     assert.equal(r.code, 1);
@@ -120,9 +177,15 @@ describe('reconcile --once --repo: a site repository, with status committed back
     assert.match(site, /code: UNKNOWN_FIELD/);
     assert.match(site, /file: cluster\.yaml\n\s+line: \d+/);
     assert.match(site, new RegExp(`revision: ${bad}`));
-    const after = JSON.parse(await readFile(join(state, 'clusters', 'lab', 'applied.json'), 'utf8')) as { revision: string };
+    const after = JSON.parse(
+      await readFile(join(state, 'clusters', 'lab', 'applied.json'), 'utf8'),
+    ) as { revision: string };
     assert.equal(after.revision, applied.revision, 'nothing was applied');
-    assert.match((await git.readFile('site', 'main', 'site/status/lab.yaml')) ?? '', /phase: Ready/, 'the cluster keeps its last report');
+    assert.match(
+      (await git.readFile('site', 'main', 'site/status/lab.yaml')) ?? '',
+      /phase: Ready/,
+      'the cluster keeps its last report',
+    );
     const again = await reconcile();
     assert.match(again.stdout, /^skipped /m, 'an invalid revision is reported once');
   });
@@ -133,10 +196,12 @@ describe('reconcile --once --repo: a site repository, with status committed back
     const everything: string[] = [];
     for (const e of await git.log('site', 'main')) everything.push(e.message);
     const tree = await git.git('site', ['ls-tree', '-r', '--name-only', 'main']);
-    for (const path of tree.split('\n').filter((p) => p.startsWith('site/status/'))) everything.push((await git.readFile('site', 'main', path)) ?? '');
+    for (const path of tree.split('\n').filter((p) => p.startsWith('site/status/')))
+      everything.push((await git.readFile('site', 'main', path)) ?? '');
     const text = everything.join('\n');
     assert.ok(text.length > 100);
-    for (const secret of [TOKEN, keyBody, lab!.password]) assert.ok(!text.includes(secret), 'a secret leaked into a report or commit');
+    for (const secret of [TOKEN, keyBody, lab!.password])
+      assert.ok(!text.includes(secret), 'a secret leaked into a report or commit');
     assert.doesNotMatch(text, /PRIVATE KEY/);
   });
 });

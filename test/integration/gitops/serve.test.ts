@@ -29,7 +29,8 @@ function sign(body: string): string {
 async function reconciles(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   let total = 0;
-  for (const m of text.matchAll(/^bpa_reconcile_total\{([^}]*)\} (\d+)/gm)) if (/trigger="webhook"/.test(m[1] ?? '')) total += Number(m[2]);
+  for (const m of text.matchAll(/^bpa_reconcile_total\{([^}]*)\} (\d+)/gm))
+    if (/trigger="webhook"/.test(m[1] ?? '')) total += Number(m[2]);
   return total;
 }
 
@@ -49,12 +50,33 @@ describe('bpa serve', function () {
     lab = await startLab({ hosts: 3, isolatedPackages: true });
     tmp = await mkdtemp(join(tmpdir(), 'bpa-serve-'));
     git = await startGitServer();
-    siteDir = await writeLabSite(lab.hosts, { cluster: 'lab', nodes: [{ name: 'master-1', roles: ['master'], host: 0 }] }, join(tmp, 'site'));
+    siteDir = await writeLabSite(
+      lab.hosts,
+      { cluster: 'lab', nodes: [{ name: 'master-1', roles: ['master'], host: 0 }] },
+      join(tmp, 'site'),
+    );
     const repo = await git.createRepo('site', { files: await filesOf(siteDir, 'site') });
     await writeFile(join(tmp, 'secret'), `${SECRET}\n`, { mode: 0o600 });
-    child = spawnBpa(['serve', '--repo', repo, '--path', 'site', '--listen', '127.0.0.1:0', '--interval', '4s', '--webhook-secret-file', join(tmp, 'secret'), ...labArgs(lab, join(tmp, 'state')).filter((a) => a !== '--log-level' && a !== 'info')]);
+    child = spawnBpa([
+      'serve',
+      '--repo',
+      repo,
+      '--path',
+      'site',
+      '--listen',
+      '127.0.0.1:0',
+      '--interval',
+      '4s',
+      '--webhook-secret-file',
+      join(tmp, 'secret'),
+      ...labArgs(lab, join(tmp, 'state')).filter((a) => a !== '--log-level' && a !== 'info'),
+    ]);
     child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    url = await waitFor('the server URL', async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stderr)?.[1], 30_000);
+    url = await waitFor(
+      'the server URL',
+      async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stderr)?.[1],
+      30_000,
+    );
   });
   after(async () => {
     if (child && child.exitCode === null) {
@@ -67,50 +89,116 @@ describe('bpa serve', function () {
   });
 
   it('becomes ready after its first reconcile and commits status', async () => {
-    await waitFor('readiness', async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined), 120_000, 250);
+    await waitFor(
+      'readiness',
+      async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined),
+      120_000,
+      250,
+    );
     assert.equal((await fetch(`${url}/healthz`)).status, 200);
     const subjects = (await git.log('site', 'main')).map((e) => e.subject);
     assert.match(subjects[0] ?? '', /^bpa: lab provision-cluster @/);
-    const status = (await (await fetch(`${url}/api/v1/status`)).json()) as { lastReconcile: { result: string; clusters: Array<{ name: string; phase: string }> } };
+    const status = (await (await fetch(`${url}/api/v1/status`)).json()) as {
+      lastReconcile: { result: string; clusters: Array<{ name: string; phase: string }> };
+    };
     assert.deepEqual(status.lastReconcile.clusters, [{ name: 'lab', phase: 'Ready', ready: true }]);
     const metrics = await (await fetch(`${url}/metrics`)).text();
-    for (const name of ['bpa_reconcile_duration_seconds', 'bpa_reconcile_total', 'bpa_cluster_ready', 'bpa_source_revision_info']) assert.match(metrics, new RegExp(`^${name}`, 'm'));
+    for (const name of [
+      'bpa_reconcile_duration_seconds',
+      'bpa_reconcile_total',
+      'bpa_cluster_ready',
+      'bpa_source_revision_info',
+    ])
+      assert.match(metrics, new RegExp(`^${name}`, 'm'));
     assert.match(metrics, /^bpa_cluster_ready\{cluster="lab"\} 1$/m);
   });
 
   it('a webhook with a bad signature: 401 and no reconcile', async () => {
     const before = await reconciles(url);
     const body = JSON.stringify({ ref: 'refs/heads/main' });
-    const r = await fetch(`${url}/hooks/git`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': sign(body).replace(/.$/, (c) => (c === '0' ? '1' : '0')) } });
+    const r = await fetch(`${url}/hooks/git`, {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'push',
+        'x-hub-signature-256': sign(body).replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+      },
+    });
     assert.equal(r.status, 401);
     await new Promise((res) => setTimeout(res, 300));
     assert.equal(await reconciles(url), before);
   });
 
   it('a pushed change is applied on a signed webhook, fast', async () => {
-    await updateLabSite(siteDir, lab!.hosts, { cluster: 'lab', nodes: [{ name: 'master-1', roles: ['master'], host: 0 }, { name: 'worker-1', roles: ['worker'], host: 1 }] });
-    await git.commitAs('site', { 'site/cluster.yaml': await readFile(join(siteDir, 'cluster.yaml'), 'utf8') }, 'add a worker');
+    await updateLabSite(siteDir, lab!.hosts, {
+      cluster: 'lab',
+      nodes: [
+        { name: 'master-1', roles: ['master'], host: 0 },
+        { name: 'worker-1', roles: ['worker'], host: 1 },
+      ],
+    });
+    await git.commitAs(
+      'site',
+      { 'site/cluster.yaml': await readFile(join(siteDir, 'cluster.yaml'), 'utf8') },
+      'add a worker',
+    );
     const body = JSON.stringify({ ref: 'refs/heads/main' });
     const sent = Date.now();
-    const r = await fetch(`${url}/hooks/git`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': sign(body) } });
+    const r = await fetch(`${url}/hooks/git`, {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'push',
+        'x-hub-signature-256': sign(body),
+      },
+    });
     assert.equal(r.status, 202);
     const mark = stderr.length;
-    await waitFor('the apply to start', async () => (/add-nodes/.test(stderr.slice(mark)) ? true : undefined), 30_000, 20);
+    await waitFor(
+      'the apply to start',
+      async () => (/add-nodes/.test(stderr.slice(mark)) ? true : undefined),
+      30_000,
+      20,
+    );
     const latency = Date.now() - sent;
     assert.ok(latency < 5_000, `webhook to apply start took ${latency} ms`);
-    await waitFor('the status commit', async () => ((await git.log('site', 'main'))[0]?.subject.includes('add-nodes') ? true : undefined), 120_000, 250);
+    await waitFor(
+      'the status commit',
+      async () =>
+        (await git.log('site', 'main'))[0]?.subject.includes('add-nodes') ? true : undefined,
+      120_000,
+      250,
+    );
   });
 
   it('100 webhook calls in a burst cause at most 2 reconciles', async () => {
     const before = await reconciles(url);
     const body = JSON.stringify({ ref: 'refs/heads/main' });
-    const headers = { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': sign(body) };
-    const codes = await Promise.all(Array.from({ length: 100 }, () => fetch(`${url}/hooks/git`, { method: 'POST', body, headers }).then((x) => x.status)));
+    const headers = {
+      'content-type': 'application/json',
+      'x-github-event': 'push',
+      'x-hub-signature-256': sign(body),
+    };
+    const codes = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        fetch(`${url}/hooks/git`, { method: 'POST', body, headers }).then((x) => x.status),
+      ),
+    );
     assert.ok(codes.every((c) => c === 202));
-    await waitFor('the burst to settle', async () => {
-      const s = (await (await fetch(`${url}/api/v1/status`)).json()) as { running: boolean; queued: boolean };
-      return !s.running && !s.queued ? true : undefined;
-    }, 60_000, 100);
+    await waitFor(
+      'the burst to settle',
+      async () => {
+        const s = (await (await fetch(`${url}/api/v1/status`)).json()) as {
+          running: boolean;
+          queued: boolean;
+        };
+        return !s.running && !s.queued ? true : undefined;
+      },
+      60_000,
+      100,
+    );
     const delta = (await reconciles(url)) - before;
     assert.ok(delta >= 1 && delta <= 2, `${delta} reconciles`);
   });
@@ -118,19 +206,37 @@ describe('bpa serve', function () {
   it('git server down: failures back off; once it is back, the loop recovers', async () => {
     await git.down();
     try {
-      await waitFor('a failed reconcile', async () => {
-        const s = (await (await fetch(`${url}/api/v1/status`)).json()) as { consecutiveFailures: number; lastReconcile: { error: { code: string } | null } };
-        return s.consecutiveFailures >= 1 ? s : undefined;
-      }, 30_000, 200);
-      const s = (await (await fetch(`${url}/api/v1/status`)).json()) as { lastReconcile: { error: { code: string } | null }; nextRunAt: string };
+      await waitFor(
+        'a failed reconcile',
+        async () => {
+          const s = (await (await fetch(`${url}/api/v1/status`)).json()) as {
+            consecutiveFailures: number;
+            lastReconcile: { error: { code: string } | null };
+          };
+          return s.consecutiveFailures >= 1 ? s : undefined;
+        },
+        30_000,
+        200,
+      );
+      const s = (await (await fetch(`${url}/api/v1/status`)).json()) as {
+        lastReconcile: { error: { code: string } | null };
+        nextRunAt: string;
+      };
       assert.equal(s.lastReconcile.error?.code, 'GIT_UNAVAILABLE');
     } finally {
       await git.up();
     }
-    await waitFor('recovery', async () => {
-      const s = (await (await fetch(`${url}/api/v1/status`)).json()) as { consecutiveFailures: number };
-      return s.consecutiveFailures === 0 ? true : undefined;
-    }, 30_000, 250);
+    await waitFor(
+      'recovery',
+      async () => {
+        const s = (await (await fetch(`${url}/api/v1/status`)).json()) as {
+          consecutiveFailures: number;
+        };
+        return s.consecutiveFailures === 0 ? true : undefined;
+      },
+      30_000,
+      250,
+    );
   });
 
   it('stops gracefully on SIGTERM', async () => {

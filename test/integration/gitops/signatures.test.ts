@@ -18,7 +18,11 @@ describe('reconcile --once --repo --verify-signatures', function () {
     git = await startGitServer();
     const files: Record<string, string> = {};
     for (const e of await readdir(EXAMPLE, { withFileTypes: true, recursive: true })) {
-      if (e.isFile()) files[`site/${relative(EXAMPLE, join(e.parentPath, e.name))}`] = await readFile(join(e.parentPath, e.name), 'utf8');
+      if (e.isFile())
+        files[`site/${relative(EXAMPLE, join(e.parentPath, e.name))}`] = await readFile(
+          join(e.parentPath, e.name),
+          'utf8',
+        );
     }
     await git.createRepo('site', { files });
     await writeFile(join(tmp, 'allowed_signers'), '');
@@ -29,7 +33,19 @@ describe('reconcile --once --repo --verify-signatures', function () {
   });
 
   it('rejects an unsigned commit, reports it once in status/site.yaml, and applies nothing', async () => {
-    const args = ['reconcile', '--once', '--repo', git.repoUrl('site'), '--path', 'site', '--state', join(tmp, 'state'), '--verify-signatures', '--allowed-signers', join(tmp, 'allowed_signers')];
+    const args = [
+      'reconcile',
+      '--once',
+      '--repo',
+      git.repoUrl('site'),
+      '--path',
+      'site',
+      '--state',
+      join(tmp, 'state'),
+      '--verify-signatures',
+      '--allowed-signers',
+      join(tmp, 'allowed_signers'),
+    ];
     const head = (await git.log('site', 'main'))[0]?.sha ?? '';
     const r = await bpa(args);
     assert.equal(r.code, 1, r.stdout + r.stderr);
@@ -38,7 +54,11 @@ describe('reconcile --once --repo --verify-signatures', function () {
     assert.match(site, /phase: Rejected/);
     assert.match(site, /code: COMMIT_UNSIGNED/);
     assert.match(site, new RegExp(`revision: ${head}`));
-    assert.deepEqual(await readdir(join(tmp, 'state', 'clusters')).catch(() => []), [], 'nothing applied');
+    assert.deepEqual(
+      await readdir(join(tmp, 'state', 'clusters')).catch(() => []),
+      [],
+      'nothing applied',
+    );
     const again = await bpa(args);
     assert.match(again.stdout, /^skipped /m, 'reported once');
   });

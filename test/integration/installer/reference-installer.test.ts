@@ -348,7 +348,10 @@ describe('reference installer (ansible-playbook against lab hosts)', function ()
       } catch {
         continue;
       }
-      assert.ok(!(cmdline.includes(RUN_SH) && cmdline.includes(clusterDir)), `run.sh still runs as ${entry}`);
+      assert.ok(
+        !(cmdline.includes(RUN_SH) && cmdline.includes(clusterDir)),
+        `run.sh still runs as ${entry}`,
+      );
     }
   });
 

@@ -22,7 +22,13 @@ describe('loader', () => {
       assert.deepEqual(site.problems, []);
       assert.deepEqual(
         site.documents.map((d) => [d.file, d.index]),
-        [['a.yaml', 0], ['a.yaml', 1], ['c.YAML', 0], ['sub/deeper/b.yml', 0], ['sub/status/kept.yaml', 0]],
+        [
+          ['a.yaml', 0],
+          ['a.yaml', 1],
+          ['c.YAML', 0],
+          ['sub/deeper/b.yml', 0],
+          ['sub/status/kept.yaml', 0],
+        ],
       );
       assert.deepEqual(site.documents[1]?.value, { y: 2 });
     } finally {
@@ -56,12 +62,26 @@ describe('loader', () => {
 
   it('skips empty documents but keeps document indexes stable', () => {
     const parsed = parseFile('f.yaml', '---\n---\na: 1\n---\n', DEFAULT_LIMITS);
-    assert.deepEqual(parsed.documents.map((d) => d.index), [1]);
+    assert.deepEqual(
+      parsed.documents.map((d) => d.index),
+      [1],
+    );
   });
 
   it('uses YAML 1.2 core semantics (no yes/no booleans, no timestamps)', () => {
-    const parsed = parseFile('f.yaml', 'a: yes\nb: 2001-12-14\nc: 0o17\nd: ~\ne: true\nf: "010"\n', DEFAULT_LIMITS);
-    assert.deepEqual(parsed.documents[0]?.value, { a: 'yes', b: '2001-12-14', c: 15, d: null, e: true, f: '010' });
+    const parsed = parseFile(
+      'f.yaml',
+      'a: yes\nb: 2001-12-14\nc: 0o17\nd: ~\ne: true\nf: "010"\n',
+      DEFAULT_LIMITS,
+    );
+    assert.deepEqual(parsed.documents[0]?.value, {
+      a: 'yes',
+      b: '2001-12-14',
+      c: 15,
+      d: null,
+      e: true,
+      f: '010',
+    });
   });
 
   it('accepts a few aliases within the limits', () => {
@@ -101,6 +121,9 @@ describe('FileLocator', () => {
   }
   it('escapes ~ and / in pointer segments', () => {
     const l = new FileLocator('metadata:\n  labels:\n    bpa.akraino.org/sriov: "true"\n');
-    assert.deepEqual(l.locate(0, '/metadata/labels/bpa.akraino.org~1sriov'), { line: 3, column: 5 });
+    assert.deepEqual(l.locate(0, '/metadata/labels/bpa.akraino.org~1sriov'), {
+      line: 3,
+      column: 5,
+    });
   });
 });

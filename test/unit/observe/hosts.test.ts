@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { hostsFromObjects, type Metal3Object } from '../../../src/observe/inventory/hosts.js';
 
-function bmh(name: string, over: { spec?: Record<string, unknown>; status?: Record<string, unknown>; labels?: Record<string, string> } = {}): Metal3Object {
+function bmh(
+  name: string,
+  over: {
+    spec?: Record<string, unknown>;
+    status?: Record<string, unknown>;
+    labels?: Record<string, string>;
+  } = {},
+): Metal3Object {
   return {
     kind: 'BareMetalHost',
     metadata: { name, namespace: 'metal3', labels: over.labels },
@@ -10,7 +17,11 @@ function bmh(name: string, over: { spec?: Record<string, unknown>; status?: Reco
       poweredOn: true,
       operationalStatus: 'OK',
       provisioning: { state: 'provisioned' },
-      hardware: { cpu: { count: 8 }, ramMebibytes: 16384, nics: [{ name: 'eno1', mac: '52:54:00:aa:00:01', ip: '198.18.0.5' }] },
+      hardware: {
+        cpu: { count: 8 },
+        ramMebibytes: 16384,
+        nics: [{ name: 'eno1', mac: '52:54:00:aa:00:01', ip: '198.18.0.5' }],
+      },
       ...over.status,
     },
   };
@@ -36,7 +47,13 @@ describe('hosts from BareMetalHost objects', () => {
     assert.equal(h?.bootMac, '52:54:00:aa:00:01');
     assert.equal(h?.cpuCount, 32);
     assert.equal(h?.ramMebibytes, 131072);
-    assert.deepEqual(h?.nics.map((n) => [n.mac, n.ips]), [['52:54:00:aa:00:01', ['198.18.0.5', 'fd00::5']], ['52:54:00:aa:00:02', []]]);
+    assert.deepEqual(
+      h?.nics.map((n) => [n.mac, n.ips]),
+      [
+        ['52:54:00:aa:00:01', ['198.18.0.5', 'fd00::5']],
+        ['52:54:00:aa:00:02', []],
+      ],
+    );
     assert.equal(h?.sriov, true, 'X710 NIC model means SR-IOV');
     assert.equal(h?.eligible, true);
   });
@@ -44,8 +61,16 @@ describe('hosts from BareMetalHost objects', () => {
   it('prefers HardwareData of the same namespace/name over status.hardware', () => {
     const [h] = hostsFromObjects([
       bmh('node-1'),
-      { kind: 'HardwareData', metadata: { name: 'node-1', namespace: 'metal3' }, spec: { hardware: { cpu: { count: 64 }, ramMebibytes: 262144, nics: [] } } },
-      { kind: 'HardwareData', metadata: { name: 'node-1', namespace: 'other' }, spec: { hardware: { cpu: { count: 2 } } } },
+      {
+        kind: 'HardwareData',
+        metadata: { name: 'node-1', namespace: 'metal3' },
+        spec: { hardware: { cpu: { count: 64 }, ramMebibytes: 262144, nics: [] } },
+      },
+      {
+        kind: 'HardwareData',
+        metadata: { name: 'node-1', namespace: 'other' },
+        spec: { hardware: { cpu: { count: 2 } } },
+      },
     ]);
     assert.equal(h?.cpuCount, 64);
     assert.equal(h?.ramMebibytes, 262144);
@@ -54,16 +79,33 @@ describe('hosts from BareMetalHost objects', () => {
   it('takes sriov and qat from labels, which override NIC models', () => {
     const hosts = hostsFromObjects([
       bmh('a', { labels: { 'bpa.akraino.org/sriov': 'true', 'bpa.akraino.org/qat': 'true' } }),
-      bmh('b', { labels: { 'bpa.akraino.org/sriov': 'false' }, status: { hardware: { nics: [{ mac: '52:54:00:aa:00:09', model: '0x8086 0x158b' }] } } }),
+      bmh('b', {
+        labels: { 'bpa.akraino.org/sriov': 'false' },
+        status: { hardware: { nics: [{ mac: '52:54:00:aa:00:09', model: '0x8086 0x158b' }] } },
+      }),
     ]);
-    assert.deepEqual(hosts.map((h) => [h.name, h.sriov, h.qat]), [['a', true, true], ['b', false, false]]);
+    assert.deepEqual(
+      hosts.map((h) => [h.name, h.sriov, h.qat]),
+      [
+        ['a', true, true],
+        ['b', false, false],
+      ],
+    );
   });
 
   const ineligible: Array<[string, Parameters<typeof bmh>[1], RegExp]> = [
     ['offline', { spec: { online: false } }, /not online/],
     ['powered off', { status: { poweredOn: false } }, /powered off/],
-    ['in error', { status: { errorMessage: 'BMC unreachable', operationalStatus: 'error' } }, /error: BMC unreachable/],
-    ['still inspecting', { status: { provisioning: { state: 'inspecting' } } }, /provisioning state 'inspecting'/],
+    [
+      'in error',
+      { status: { errorMessage: 'BMC unreachable', operationalStatus: 'error' } },
+      /error: BMC unreachable/,
+    ],
+    [
+      'still inspecting',
+      { status: { provisioning: { state: 'inspecting' } } },
+      /provisioning state 'inspecting'/,
+    ],
     ['no provisioning state', { status: { provisioning: {} } }, /no provisioning state/],
   ];
   for (const [name, over, reason] of ineligible) {
@@ -75,7 +117,16 @@ describe('hosts from BareMetalHost objects', () => {
   }
 
   it('externally provisioned hosts are eligible; output is sorted by namespace/name', () => {
-    const hosts = hostsFromObjects([bmh('z', { status: { provisioning: { state: 'externally provisioned' } } }), bmh('a')]);
-    assert.deepEqual(hosts.map((h) => [h.name, h.eligible]), [['a', true], ['z', true]]);
+    const hosts = hostsFromObjects([
+      bmh('z', { status: { provisioning: { state: 'externally provisioned' } } }),
+      bmh('a'),
+    ]);
+    assert.deepEqual(
+      hosts.map((h) => [h.name, h.eligible]),
+      [
+        ['a', true],
+        ['z', true],
+      ],
+    );
   });
 });

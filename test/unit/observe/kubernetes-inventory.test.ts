@@ -10,7 +10,11 @@ function host(i: number, namespace = 'metal3'): Parameters<FakeKube['put']>[0] {
     kind: 'BareMetalHost',
     metadata: { name: `node-${i}`, namespace },
     spec: { online: true, bootMACAddress: `52:54:00:00:01:${i.toString(16).padStart(2, '0')}` },
-    status: { poweredOn: true, provisioning: { state: 'provisioned' }, hardware: { cpu: { count: 8 }, ramMebibytes: 8192 } },
+    status: {
+      poweredOn: true,
+      provisioning: { state: 'provisioned' },
+      hardware: { cpu: { count: 8 }, ramMebibytes: 8192 },
+    },
   };
 }
 
@@ -25,8 +29,17 @@ describe('Kubernetes inventory source (fake API server, real client)', () => {
 
   it('lists every page with limit/continue, and HardwareData', async () => {
     for (let i = 0; i < 7; i++) kube.put(host(i));
-    kube.put({ apiVersion: 'metal3.io/v1alpha1', kind: 'HardwareData', metadata: { name: 'node-3', namespace: 'metal3' }, spec: { hardware: { cpu: { count: 96 } } } });
-    const objects = await listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: ['metal3'], pageSize: 3 });
+    kube.put({
+      apiVersion: 'metal3.io/v1alpha1',
+      kind: 'HardwareData',
+      metadata: { name: 'node-3', namespace: 'metal3' },
+      spec: { hardware: { cpu: { count: 96 } } },
+    });
+    const objects = await listMetal3Objects({
+      kubeConfig: kube.kubeConfig(),
+      namespaces: ['metal3'],
+      pageSize: 3,
+    });
     assert.equal(objects.filter((o) => o.kind === 'BareMetalHost').length, 7);
     const pages = kube.requests.filter((r) => r.path.endsWith('/baremetalhosts'));
     assert.equal(pages.length, 3, 'three pages of at most 3');
@@ -39,9 +52,15 @@ describe('Kubernetes inventory source (fake API server, real client)', () => {
   it('lists all namespaces when none are configured, and only the configured ones otherwise', async () => {
     kube.put(host(1, 'a'));
     kube.put(host(2, 'b'));
-    assert.equal((await listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: [] })).length, 2);
+    assert.equal(
+      (await listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: [] })).length,
+      2,
+    );
     const onlyB = await listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: ['b'] });
-    assert.deepEqual(onlyB.map((o) => o.metadata?.name), ['node-2']);
+    assert.deepEqual(
+      onlyB.map((o) => o.metadata?.name),
+      ['node-2'],
+    );
   });
 
   const faults: Array<[number, string, RegExp]> = [
@@ -51,22 +70,34 @@ describe('Kubernetes inventory source (fake API server, real client)', () => {
   ];
   for (const [code, retry, message] of faults) {
     it(`HTTP ${code} gives a clear ${retry} error`, async () => {
-      kube.fail({ pathPrefix: '/apis/metal3.io/v1alpha1/namespaces/metal3/baremetalhosts' }, { code: code as 403 | 404 | 500, message: 'injected' });
-      await assert.rejects(listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: ['metal3'] }), (err: unknown) => {
-        assert.ok(err instanceof BpaError);
-        assert.equal(err.code, 'INVENTORY_UNAVAILABLE');
-        assert.equal(err.retry, retry);
-        assert.match(err.message, message);
-        assert.match(err.message, /baremetalhosts\.metal3\.io in namespace metal3/);
-        return true;
-      });
+      kube.fail(
+        { pathPrefix: '/apis/metal3.io/v1alpha1/namespaces/metal3/baremetalhosts' },
+        { code: code as 403 | 404 | 500, message: 'injected' },
+      );
+      await assert.rejects(
+        listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: ['metal3'] }),
+        (err: unknown) => {
+          assert.ok(err instanceof BpaError);
+          assert.equal(err.code, 'INVENTORY_UNAVAILABLE');
+          assert.equal(err.retry, retry);
+          assert.match(err.message, message);
+          assert.match(err.message, /baremetalhosts\.metal3\.io in namespace metal3/);
+          return true;
+        },
+      );
     });
   }
 
   it('a missing HardwareData API is not an error', async () => {
     kube.put(host(1));
-    kube.fail({ pathPrefix: '/apis/metal3.io/v1alpha1/namespaces/metal3/hardwaredata' }, { code: 404, message: 'no such resource' });
-    const objects = await listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: ['metal3'] });
+    kube.fail(
+      { pathPrefix: '/apis/metal3.io/v1alpha1/namespaces/metal3/hardwaredata' },
+      { code: 404, message: 'no such resource' },
+    );
+    const objects = await listMetal3Objects({
+      kubeConfig: kube.kubeConfig(),
+      namespaces: ['metal3'],
+    });
     assert.equal(objects.length, 1);
   });
 });

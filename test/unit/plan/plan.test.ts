@@ -276,39 +276,90 @@ describe('plan with node facts', () => {
       p.clusters.map((c) =>
         applied(
           c.cluster,
-          c.nodes.map((n) => ({ name: n.name, roles: n.roles, host: n.host, mac: n.mac, ip: n.ip })),
+          c.nodes.map((n) => ({
+            name: n.name,
+            roles: n.roles,
+            host: n.host,
+            mac: n.mac,
+            ip: n.ip,
+          })),
           { plugins: ['emco'] },
           { master: base.masterSoftware, worker: base.workerSoftware },
         ),
       ),
     );
   };
-  const facts = (entries: Record<string, { reachable?: boolean; installed?: Record<string, string | null> }>) =>
-    new Map(Object.entries(entries).map(([k, v]) => [k, { reachable: v.reachable ?? true, installed: v.installed ?? {}, error: v.reachable === false ? { code: 'SSH_UNREACHABLE', message: 'connection refused' } : undefined }]));
+  const facts = (
+    entries: Record<string, { reachable?: boolean; installed?: Record<string, string | null> }>,
+  ) =>
+    new Map(
+      Object.entries(entries).map(([k, v]) => [
+        k,
+        {
+          reachable: v.reachable ?? true,
+          installed: v.installed ?? {},
+          error:
+            v.reachable === false
+              ? { code: 'SSH_UNREACHABLE', message: 'connection refused' }
+              : undefined,
+        },
+      ]),
+    );
 
   it('a package removed by hand is drift, repaired with fix-drift', () => {
-    const p = plan([base], applyFirst(), { facts: facts({ 'east/master-1': { installed: { htop: '3.2.2-2', jq: null } }, 'east/worker-1': { installed: { curl: '7.88.1-10' } } }) });
+    const p = plan([base], applyFirst(), {
+      facts: facts({
+        'east/master-1': { installed: { htop: '3.2.2-2', jq: null } },
+        'east/worker-1': { installed: { curl: '7.88.1-10' } },
+      }),
+    });
     assert.deepEqual(kinds(p), ['fix-drift:master-1']);
-    assert.deepEqual(p.clusters[0]?.actions[0]?.packages, [{ node: 'master-1', name: 'jq', from: undefined, to: '1.6-2' }]);
-    assert.match(p.clusters[0]?.actions[0]?.reason ?? '', /master-1 has jq not installed, wanted 1\.6-2/);
+    assert.deepEqual(p.clusters[0]?.actions[0]?.packages, [
+      { node: 'master-1', name: 'jq', from: undefined, to: '1.6-2' },
+    ]);
+    assert.match(
+      p.clusters[0]?.actions[0]?.reason ?? '',
+      /master-1 has jq not installed, wanted 1\.6-2/,
+    );
   });
 
   it('a pinned package changed by hand is drift; matching facts are no change', () => {
-    const changed = plan([base], applyFirst(), { facts: facts({ 'east/master-1': { installed: { htop: '3.2.2-2', jq: '1.7-1' } } }) });
-    assert.deepEqual(changed.clusters[0]?.actions[0]?.packages, [{ node: 'master-1', name: 'jq', from: '1.7-1', to: '1.6-2' }]);
-    const same = plan([base], applyFirst(), { facts: facts({ 'east/master-1': { installed: { htop: '3.2.2-2', jq: '1.6-2' } }, 'east/worker-1': { installed: { curl: '7.88.1-10' } } }) });
+    const changed = plan([base], applyFirst(), {
+      facts: facts({ 'east/master-1': { installed: { htop: '3.2.2-2', jq: '1.7-1' } } }),
+    });
+    assert.deepEqual(changed.clusters[0]?.actions[0]?.packages, [
+      { node: 'master-1', name: 'jq', from: '1.7-1', to: '1.6-2' },
+    ]);
+    const same = plan([base], applyFirst(), {
+      facts: facts({
+        'east/master-1': { installed: { htop: '3.2.2-2', jq: '1.6-2' } },
+        'east/worker-1': { installed: { curl: '7.88.1-10' } },
+      }),
+    });
     assert.deepEqual(kinds(same), []);
   });
 
   it('upgrades show the version the node reports as before', () => {
-    const bumped = { ...base, masterSoftware: [{ name: 'htop' }, { name: 'jq', version: '1.7-1' }] };
-    const p = plan([bumped], applyFirst(), { facts: facts({ 'east/master-1': { installed: { htop: '3.2.2-2', jq: '1.6-2' } } }) });
-    assert.deepEqual(p.clusters[0]?.actions[0]?.packages, [{ node: 'master-1', name: 'jq', from: '1.6-2', to: '1.7-1' }]);
+    const bumped = {
+      ...base,
+      masterSoftware: [{ name: 'htop' }, { name: 'jq', version: '1.7-1' }],
+    };
+    const p = plan([bumped], applyFirst(), {
+      facts: facts({ 'east/master-1': { installed: { htop: '3.2.2-2', jq: '1.6-2' } } }),
+    });
+    assert.deepEqual(p.clusters[0]?.actions[0]?.packages, [
+      { node: 'master-1', name: 'jq', from: '1.6-2', to: '1.7-1' },
+    ]);
   });
 
   it('an unreachable node is noted and its packages are not judged', () => {
-    const p = plan([base], applyFirst(), { facts: facts({ 'east/worker-1': { reachable: false } }) });
+    const p = plan([base], applyFirst(), {
+      facts: facts({ 'east/worker-1': { reachable: false } }),
+    });
     assert.deepEqual(kinds(p), []);
-    assert.match(p.clusters[0]?.notes.join('\n') ?? '', /worker-1 is unreachable, its packages were not checked: connection refused/);
+    assert.match(
+      p.clusters[0]?.notes.join('\n') ?? '',
+      /worker-1 is unreachable, its packages were not checked: connection refused/,
+    );
   });
 });

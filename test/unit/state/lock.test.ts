@@ -18,7 +18,10 @@ describe('state lock', () => {
     const a = new StateLock(dir);
     const b = new StateLock(dir);
     await a.acquire();
-    await assert.rejects(b.acquire(), (e: unknown) => e instanceof BpaError && e.code === 'STATE_LOCKED' && e.retry === 'waiting');
+    await assert.rejects(
+      b.acquire(),
+      (e: unknown) => e instanceof BpaError && e.code === 'STATE_LOCKED' && e.retry === 'waiting',
+    );
     await a.verify();
     await a.release();
     await b.acquire();
@@ -27,7 +30,16 @@ describe('state lock', () => {
   });
 
   it('takes over a lock whose owner process is gone', async () => {
-    await writeFile(join(dir, 'apply.lock'), JSON.stringify({ pid: 2 ** 22 + 12345, started: '1', host: (await import('node:os')).hostname(), token: 'dead', since: '2026-01-01T00:00:00Z' }));
+    await writeFile(
+      join(dir, 'apply.lock'),
+      JSON.stringify({
+        pid: 2 ** 22 + 12345,
+        started: '1',
+        host: (await import('node:os')).hostname(),
+        token: 'dead',
+        since: '2026-01-01T00:00:00Z',
+      }),
+    );
     const l = new StateLock(dir);
     await l.acquire();
     await l.verify();
@@ -36,8 +48,21 @@ describe('state lock', () => {
 
   it('a lock from another host waits while it is refreshed, and is taken over once stale', async () => {
     const path = join(dir, 'apply.lock');
-    await writeFile(path, JSON.stringify({ pid: 1, started: '1', host: 'old-pod-xyz', token: 't', since: '2026-01-01T00:00:00Z' }));
-    await assert.rejects(new StateLock(dir).acquire(), (e: unknown) => e instanceof BpaError && e.code === 'STATE_LOCKED' && /old-pod-xyz/.test(e.message));
+    await writeFile(
+      path,
+      JSON.stringify({
+        pid: 1,
+        started: '1',
+        host: 'old-pod-xyz',
+        token: 't',
+        since: '2026-01-01T00:00:00Z',
+      }),
+    );
+    await assert.rejects(
+      new StateLock(dir).acquire(),
+      (e: unknown) =>
+        e instanceof BpaError && e.code === 'STATE_LOCKED' && /old-pod-xyz/.test(e.message),
+    );
     const old = new Date(Date.now() - 5 * 60_000);
     await utimes(path, old, old);
     const l = new StateLock(dir);

@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
-import { formatBytes, isQuantity, mebibytesToBytes, quantityToUnits } from '../../../src/util/quantity.js';
+import {
+  formatBytes,
+  isQuantity,
+  mebibytesToBytes,
+  quantityToUnits,
+} from '../../../src/util/quantity.js';
 
 describe('Kubernetes quantities', () => {
   const cases: Array<[string, bigint]> = [

@@ -37,7 +37,8 @@ const HOSTILE_CASES: Case[] = [
     name: 'deep nesting (block)',
     files: {
       ...BASE_SITE,
-      'deep-block.yaml': Array.from({ length: 100 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' x\n',
+      'deep-block.yaml':
+        Array.from({ length: 100 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' x\n',
     },
     expect: [{ code: 'YAML_TOO_DEEP', file: 'deep-block.yaml', line: 64 }],
   },
@@ -69,12 +70,22 @@ const HOSTILE_CASES: Case[] = [
   },
   {
     name: 'binary file',
-    files: { ...BASE_SITE, 'blob.yaml': Buffer.from([0x61, 0x3a, 0x20, 0x0a, 0x00, 0x01, 0xff, 0xfe]) },
+    files: {
+      ...BASE_SITE,
+      'blob.yaml': Buffer.from([0x61, 0x3a, 0x20, 0x0a, 0x00, 0x01, 0xff, 0xfe]),
+    },
     expect: [{ code: 'BINARY_FILE', file: 'blob.yaml', line: 2 }],
   },
   {
     name: 'not UTF-8 (latin-1)',
-    files: { ...BASE_SITE, 'latin1.yaml': Buffer.concat([Buffer.from('a: 1\nb: caf'), Buffer.from([0xe9]), Buffer.from('\n')]) },
+    files: {
+      ...BASE_SITE,
+      'latin1.yaml': Buffer.concat([
+        Buffer.from('a: 1\nb: caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('\n'),
+      ]),
+    },
     expect: [{ code: 'NOT_UTF8', file: 'latin1.yaml', line: 2 }],
   },
   {
@@ -98,7 +109,11 @@ describe('bpa validate: invalid-input corpus', function () {
           .filter((p) => p.severity === 'error')
           .map((p) => ({ code: p.code, file: p.file, line: p.line }));
         const expected = c.expect.map((e) => ({ code: e.code, file: e.file, line: e.line }));
-        assert.deepEqual(errors, sortLike(expected, errors), JSON.stringify(result.problems, null, 1));
+        assert.deepEqual(
+          errors,
+          sortLike(expected, errors),
+          JSON.stringify(result.problems, null, 1),
+        );
         for (const p of result.problems) {
           assert.ok(p.message.length > 0, 'every problem has a message');
           assert.ok(p.column !== undefined && p.column >= 1, 'every problem has a column');
@@ -115,9 +130,14 @@ describe('bpa validate: invalid-input corpus', function () {
 });
 
 /** Orders `expected` like `actual` (the CLI sorts by file and line) without hiding mismatches. */
-function sortLike<T extends { file?: string; line?: number; code: string }>(expected: T[], _actual: T[]): T[] {
+function sortLike<T extends { file?: string; line?: number; code: string }>(
+  expected: T[],
+  _actual: T[],
+): T[] {
   return [...expected].sort(
-    (a, b) => (a.file ?? '').localeCompare(b.file ?? '') || (a.line ?? 0) - (b.line ?? 0) || a.code.localeCompare(b.code),
+    (a, b) =>
+      (a.file ?? '').localeCompare(b.file ?? '') ||
+      (a.line ?? 0) - (b.line ?? 0) ||
+      a.code.localeCompare(b.code),
   );
 }
-

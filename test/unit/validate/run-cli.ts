@@ -32,7 +32,9 @@ export interface JsonProblem {
 }
 
 /** `bpa validate --format json DIR`, parsed; file paths made relative to DIR. */
-export async function validateJson(dir: string): Promise<{ code: number; valid: boolean; problems: JsonProblem[] }> {
+export async function validateJson(
+  dir: string,
+): Promise<{ code: number; valid: boolean; problems: JsonProblem[] }> {
   const r = await runCli(['validate', '--format', 'json', dir]);
   if (r.code === 2) throw new Error(`usage error: ${r.stderr}`);
   const out = JSON.parse(r.stdout) as { valid: boolean; problems: JsonProblem[] };

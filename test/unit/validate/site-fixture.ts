@@ -69,6 +69,7 @@ export async function removeSite(dir: string): Promise<void> {
 /** Replaces `from` by `to` in one file of the base site (the text must be present). */
 export function edit(file: string, from: string, to: string): Record<string, string> {
   const text = BASE_SITE[file];
-  if (text === undefined || !text.includes(from)) throw new Error(`fixture: ${file} has no ${JSON.stringify(from)}`);
+  if (text === undefined || !text.includes(from))
+    throw new Error(`fixture: ${file} has no ${JSON.stringify(from)}`);
   return { ...BASE_SITE, [file]: text.replace(from, to) };
 }

@@ -4,11 +4,18 @@ import { validateSite } from '../../../src/validate/index.js';
 
 /** Validates in-memory files and returns the result (no fs). */
 function validate(files: Record<string, string>): ReturnType<typeof validateSite> {
-  return validateSite(parseSite('/site', Object.entries(files).map(([path, text]) => ({ path, text }))));
+  return validateSite(
+    parseSite(
+      '/site',
+      Object.entries(files).map(([path, text]) => ({ path, text })),
+    ),
+  );
 }
 
 function errorsOf(r: ReturnType<typeof validateSite>): string[] {
-  return r.problems.filter((p) => p.severity === 'error').map((p) => `${p.code} ${p.file} ${p.pointer}: ${p.message}`);
+  return r.problems
+    .filter((p) => p.severity === 'error')
+    .map((p) => `${p.code} ${p.file} ${p.pointer}: ${p.message}`);
 }
 
 const PROV = 'apiVersion: bpa.akraino.org/v1alpha1\nkind: Provisioning\n';
@@ -51,7 +58,10 @@ spec: {provisioningCR: provisioning-xyz, softwareCR: software-xyz}
       ],
     );
     assert.equal(c?.nodes[1]?.sriov, true);
-    assert.deepEqual(c?.masterSoftware, [{ name: 'htop' }, { name: 'jq', version: '1.5+dfsg-1ubuntu0.1' }]);
+    assert.deepEqual(c?.masterSoftware, [
+      { name: 'htop' },
+      { name: 'jq', version: '1.5+dfsg-1ubuntu0.1' },
+    ]);
     assert.deepEqual(c?.workerSoftware, [{ name: 'curl' }, { name: 'tmux' }]);
   });
 
@@ -75,10 +85,13 @@ spec:
     assert.deepEqual(errorsOf(r), []);
     const c = r.model?.clusters[0];
     assert.equal(c?.name, 'cluster-abc');
-    assert.deepEqual(c?.nodes.map((n) => [n.name, n.roles]), [
-      ['master-1', ['master', 'worker']],
-      ['worker-1', ['worker']],
-    ]);
+    assert.deepEqual(
+      c?.nodes.map((n) => [n.name, n.roles]),
+      [
+        ['master-1', ['master', 'worker']],
+        ['worker-1', ['worker']],
+      ],
+    );
   });
 
   it('seed 001: masters only, KUDPlugins, virtlet-vm cluster type', () => {
@@ -124,7 +137,10 @@ spec:
 `,
     });
     assert.deepEqual(errorsOf(r), []);
-    assert.deepEqual(r.model?.clusters[0]?.nodes.map((n) => n.name), ['master-1', 'master-2', 'master-3', 'worker']);
+    assert.deepEqual(
+      r.model?.clusters[0]?.nodes.map((n) => n.name),
+      ['master-1', 'master-2', 'master-3', 'worker'],
+    );
   });
 
   it('seed 001: Software with a cluster label and no Cluster document joins that cluster', () => {
@@ -169,7 +185,10 @@ spec:
     });
     assert.deepEqual(errorsOf(r), []);
     assert.ok(r.model);
-    assert.deepEqual(r.problems.map((p) => [p.code, p.severity]), [['EVEN_MASTERS', 'warning']]);
+    assert.deepEqual(
+      r.problems.map((p) => [p.code, p.severity]),
+      [['EVEN_MASTERS', 'warning']],
+    );
   });
 
   it('allows BareMetalHost fields bpa does not read, and free metadata', () => {
