@@ -129,3 +129,69 @@ describe('bpa plan as a process', function () {
     assert.equal((await bpa(['plan', join(tmp, 'nope')])).code, 2);
   });
 });
+
+describe('bpa plan with the inventory from the Kubernetes API', function () {
+  this.timeout(60_000);
+  it('lists BareMetalHosts through --kubeconfig and plans the same placements as the embedded inventory', async () => {
+    const { startFakeKube } = await import('../../fakes/kube-api-server.js');
+    const { loadAll, CORE_SCHEMA } = await import('js-yaml');
+    const kube = await startFakeKube();
+    const tmp = await mkdtemp(join(tmpdir(), 'bpa-plan-kube-'));
+    try {
+      const text = await readFile(
+        join(ROOT, 'sites', 'example', 'inventory', 'hosts.yaml'),
+        'utf8',
+      );
+      for (const doc of loadAll(text, { schema: CORE_SCHEMA }) as Array<
+        Parameters<typeof kube.put>[0] & { status?: unknown }
+      >) {
+        kube.put(doc);
+        if (doc.status)
+          kube.updateStatus(
+            doc.apiVersion,
+            doc.kind,
+            doc.metadata.namespace ?? 'default',
+            doc.metadata.name,
+            doc.status,
+          );
+      }
+      const site = join(tmp, 'site');
+      await cp(join(ROOT, 'sites', 'example'), site, { recursive: true });
+      await rm(join(site, 'inventory'), { recursive: true });
+      const fromApi = await bpa([
+        'plan',
+        site,
+        '-o',
+        'json',
+        '--state',
+        join(tmp, 's1'),
+        '--kubeconfig',
+        kube.kubeconfigPath,
+        '--namespace',
+        'metal3',
+      ]);
+      assert.equal(fromApi.code, 2, fromApi.stdout + fromApi.stderr);
+      const embedded = await bpa([
+        'plan',
+        'sites/example',
+        '-o',
+        'json',
+        '--state',
+        join(tmp, 's2'),
+      ]);
+      const placements = (out: string): string[] =>
+        (JSON.parse(out) as JsonPlan).clusters.flatMap((c) =>
+          c.nodes.map((n) => `${c.cluster}/${n.name}=${n.host}@${n.ip}`),
+        );
+      assert.deepEqual(placements(fromApi.stdout), placements(embedded.stdout));
+      assert.ok(
+        kube.requests.some(
+          (r) => r.path === '/apis/metal3.io/v1alpha1/namespaces/metal3/baremetalhosts',
+        ),
+      );
+    } finally {
+      await kube.stop();
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
+});
