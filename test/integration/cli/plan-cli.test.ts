@@ -151,7 +151,7 @@ describe('bpa plan with the inventory from the Kubernetes API', function () {
             doc.apiVersion,
             doc.kind,
             doc.metadata.namespace ?? 'default',
-            doc.metadata.name,
+            doc.metadata.name ?? '',
             doc.status,
           );
       }
