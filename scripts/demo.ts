@@ -12,11 +12,12 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startGitServer } from '../test/fakes/git-server.js';
 import { startAptRepo } from '../test/lab/apt-repo.js';
 import { canRunLab, startLab } from '../test/lab/lab.js';
+import { readTree } from '../test/fakes/tree.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BPA = join(ROOT, 'bin', 'bpa');
@@ -71,7 +72,7 @@ async function demo(): Promise<void> {
     );
     const git = await startGitServer();
     cleanup.unshift(() => git.stop());
-    const url = await git.createRepo('edge-site', { files: await filesOf(site, 'site') });
+    const url = await git.createRepo('edge-site', { files: await readTree(site, 'site') });
     console.log(`  ${url}`);
 
     say('bpa serve, following the repository');
@@ -192,18 +193,6 @@ async function listYaml(dir: string): Promise<string[]> {
   return (await readdir(dir, { withFileTypes: true, recursive: true }))
     .filter((e) => e.isFile() && e.name.endsWith('.yaml'))
     .map((e) => join(e.parentPath, e.name));
-}
-
-async function filesOf(dir: string, prefix: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (e.isFile())
-      out[`${prefix}/${relative(dir, join(e.parentPath, e.name))}`] = await readFile(
-        join(e.parentPath, e.name),
-        'utf8',
-      );
-  }
-  return out;
 }
 
 async function showLog(

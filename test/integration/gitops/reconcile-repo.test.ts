@@ -1,26 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { startGitServer, type GitServer } from '../../fakes/git-server.js';
 import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
 import { bpa, labArgs, labReady } from '../apply/harness.js';
 import { writeLabSite } from '../apply/lab-site.js';
+import { readTree } from '../../fakes/tree.js';
 
 const TOKEN = 's3cret-t0ken-for-tests';
-
-async function filesOf(dir: string, prefix: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else out[`${prefix}/${relative(dir, p)}`] = await readFile(p, 'utf8');
-    }
-  };
-  await walk(dir);
-  return out;
-}
 
 /** The GitOps loop against a real git http-backend server and real lab hosts. */
 describe('reconcile --once --repo: a site repository, with status committed back', function () {
@@ -70,7 +58,7 @@ describe('reconcile --once --repo: a site repository, with status committed back
       },
       join(tmp, 'site'),
     );
-    const files = await filesOf(siteDir, 'site');
+    const files = await readTree(siteDir, 'site');
     badSite = {
       'site/cluster.yaml': (files['site/cluster.yaml'] ?? '').replace(
         'cluster: lab\nspec:\n  provisioningCR',

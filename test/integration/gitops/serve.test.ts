@@ -1,25 +1,16 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { startGitServer, type GitServer } from '../../fakes/git-server.js';
 import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
 import { labArgs, labReady, spawnBpa, waitFor } from '../apply/harness.js';
 import { updateLabSite, writeLabSite } from '../apply/lab-site.js';
+import { readTree } from '../../fakes/tree.js';
 
 const SECRET = 'webhook-secret-for-tests';
-
-async function filesOf(dir: string, prefix: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!e.isFile()) continue;
-    const p = join(e.parentPath, e.name);
-    out[`${prefix}/${relative(dir, p)}`] = await readFile(p, 'utf8');
-  }
-  return out;
-}
 
 function sign(body: string): string {
   return `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
@@ -55,7 +46,7 @@ describe('bpa serve', function () {
       { cluster: 'lab', nodes: [{ name: 'master-1', roles: ['master'], host: 0 }] },
       join(tmp, 'site'),
     );
-    const repo = await git.createRepo('site', { files: await filesOf(siteDir, 'site') });
+    const repo = await git.createRepo('site', { files: await readTree(siteDir, 'site') });
     await writeFile(join(tmp, 'secret'), `${SECRET}\n`, { mode: 0o600 });
     child = spawnBpa([
       'serve',

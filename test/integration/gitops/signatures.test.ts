@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startGitServer, type GitServer } from '../../fakes/git-server.js';
+import { readTree } from '../../fakes/tree.js';
 import { bpa } from '../apply/harness.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../sites/example', import.meta.url));
