@@ -17,15 +17,7 @@ describe('reconcile --once --repo --verify-signatures', function () {
   before(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'bpa-signatures-'));
     git = await startGitServer();
-    const files: Record<string, string> = {};
-    for (const e of await readdir(EXAMPLE, { withFileTypes: true, recursive: true })) {
-      if (e.isFile())
-        files[`site/${relative(EXAMPLE, join(e.parentPath, e.name))}`] = await readFile(
-          join(e.parentPath, e.name),
-          'utf8',
-        );
-    }
-    await git.createRepo('site', { files });
+    await git.createRepo('site', { files: await readTree(EXAMPLE, 'site') });
     await writeFile(join(tmp, 'allowed_signers'), '');
   });
   after(async () => {
