@@ -21,7 +21,12 @@ import { ensureKeyPair } from './keys.js';
 import { FilePublisher } from './publish-files.js';
 import { SshPackages } from './packages/ssh-packages.js';
 import type { PublishPort } from './ports.js';
-import { readCredentialsFile, SshPool } from './ssh/index.js';
+import {
+  readCredentialsFile,
+  readSecretCredentials,
+  SshPool,
+  type BootstrapCredentials,
+} from './ssh/index.js';
 import { collectFacts } from '../observe/facts.js';
 
 export interface ApplyRunOptions {
@@ -172,9 +177,7 @@ async function applyWith(
       user: cfg.sshUser,
       port: cfg.sshPort,
       publicKeyPath: keys.publicKey,
-      bootstrap: cfg.bootstrapCredentials
-        ? () => readCredentialsFile(cfg.bootstrapCredentials)
-        : undefined,
+      bootstrap: bootstrapCredentials(cfg, site, bootstrapKube),
       knownHostsFile: knownHosts,
       maxParallelHosts: cfg.maxParallelHosts,
       log: opts.log,
@@ -235,4 +238,21 @@ async function kubeConfigFor(cfg: Config, env: NodeJS.ProcessEnv): Promise<KubeC
   if (cfg.bootstrapKubeconfig) kc.loadFromFile(cfg.bootstrapKubeconfig);
   else kc.loadFromCluster();
   return kc;
+}
+
+/**
+ * Where the nodes' default credentials come from: a file (--bootstrap-credentials), else the
+ * Site's `ssh.bootstrapCredentialsSecret` read from the bootstrap cluster. Never the repository.
+ */
+function bootstrapCredentials(
+  cfg: Config,
+  site: Record<string, unknown>,
+  kc: KubeConfig | undefined,
+): (() => Promise<BootstrapCredentials>) | undefined {
+  if (cfg.bootstrapCredentials) return () => readCredentialsFile(cfg.bootstrapCredentials);
+  const secret = (site['ssh'] as { bootstrapCredentialsSecret?: unknown } | undefined)
+    ?.bootstrapCredentialsSecret;
+  if (typeof secret === 'string' && kc)
+    return () => readSecretCredentials(kc, cfg.namespace, secret);
+  return undefined;
 }

@@ -110,6 +110,14 @@ describe('apply: provisioning on lab hosts', function () {
       ),
       /worker-3/,
     );
+
+    // A plugin added to KUDPlugins: only the add-on path runs, for that plugin.
+    await updateLabSite(site, lab.hosts, { cluster: 'lab', nodes: [...THREE, { name: 'worker-3', roles: ['worker'], host: 3 }], plugins: ['multus'] });
+    const plugin = await bpa(['reconcile', '--once', site, ...labArgs(lab, state)]);
+    assert.equal(plugin.code, 0, plugin.stdout + plugin.stderr);
+    assert.match(plugin.stdout, /✓ install-plugins \(2 steps\)/);
+    assert.match((await lab.exec('h1', ['cat', '/etc/bpa-reference/plugins'])).stdout, /multus/);
+    assert.equal((await logs(state, 'lab')).filter((f) => f.startsWith('addon-')).length, 1);
   });
 
   it('an installer that exits non-zero: nothing recorded; the next run converges without repeating done steps', async () => {

@@ -195,3 +195,49 @@ describe('bpa plan with the inventory from the Kubernetes API', function () {
     }
   });
 });
+
+describe('bpa plan --inventory DIR and bpa apply --plan-hash', function () {
+  this.timeout(60_000);
+  let tmp: string;
+  before(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-plan-dir-'));
+  });
+  after(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('reads BareMetalHosts from --inventory DIR instead of the site', async () => {
+    const site = join(tmp, 'site');
+    await cp(join(ROOT, 'sites', 'example'), site, { recursive: true });
+    await cp(join(site, 'inventory'), join(tmp, 'inventory'), { recursive: true });
+    await rm(join(site, 'inventory'), { recursive: true });
+    const without = await bpa(['plan', site, '--state', join(tmp, 's0')]);
+    assert.equal(without.code, 1, 'no hosts: nodes cannot be placed');
+    assert.match(without.stdout, /NODE_UNPLACED/);
+    const r = await bpa([
+      'plan',
+      site,
+      '--state',
+      join(tmp, 's1'),
+      '--inventory',
+      join(tmp, 'inventory'),
+    ]);
+    assert.equal(r.code, 2, r.stdout + r.stderr);
+    assert.match(r.stdout, /cluster cluster-east \(new cluster, to provision\)/);
+  });
+
+  it('apply refuses a plan whose hash is not the reviewed one, before touching anything', async () => {
+    const state = join(tmp, 's2');
+    const r = await bpa(['apply', 'sites/example', '--state', state, '--plan-hash', 'deadbeef']);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(
+      r.stderr,
+      /nothing applied: the plan has changed since it was reviewed: its hash is now [0-9a-f]{12}, not deadbeef/,
+    );
+    const journal = await readFile(
+      join(state, 'clusters', 'cluster-east', 'journal.json'),
+      'utf8',
+    ).catch(() => undefined);
+    assert.equal(journal, undefined, 'no step was started');
+  });
+});

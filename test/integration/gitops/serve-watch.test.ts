@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, spawnBpa, waitFor } from '../apply/harness.js';
+
+async function watchRuns(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^bpa_reconcile_total\{([^}]*)\} (\d+)/gm))
+    if (/trigger="watch"/.test(m[1] ?? '')) n += Number(m[2]);
+  return n;
+}
+
+/** bpa serve --watch DIR: a local site followed with file watching, for development. */
+describe('bpa serve --watch DIR', function () {
+  this.timeout(60_000);
+  let tmp: string;
+  let child: ChildProcess | undefined;
+  let stderr = '';
+  after(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGKILL');
+      await new Promise((r) => child?.once('exit', r));
+    }
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('reconciles at start and again when a site file changes, writing status/ into the directory', async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-watch-'));
+    const site = join(tmp, 'site');
+    // The example's inventory and Site document, without clusters: nothing to provision.
+    await cp(join(ROOT, 'sites', 'example', 'inventory'), join(site, 'inventory'), {
+      recursive: true,
+    });
+    await cp(join(ROOT, 'sites', 'example', 'site.yaml'), join(site, 'site.yaml'));
+    child = spawnBpa([
+      'serve',
+      '--watch',
+      site,
+      '--state',
+      join(tmp, 'state'),
+      '--listen',
+      '127.0.0.1:0',
+      '--interval',
+      '1h',
+    ]);
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const url = await waitFor(
+      'the server URL',
+      async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stderr)?.[1],
+      20_000,
+    );
+    await waitFor(
+      'the first reconcile',
+      async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined),
+      20_000,
+      100,
+    );
+    assert.match(await readFile(join(site, 'status', 'site.yaml'), 'utf8'), /kind: SiteStatus/);
+    assert.equal(await watchRuns(url), 0);
+    const inv = join(site, 'inventory', 'hosts.yaml');
+    await writeFile(inv, (await readFile(inv, 'utf8')) + '\n# edited\n');
+    await waitFor(
+      'a reconcile triggered by the change',
+      async () => ((await watchRuns(url)) >= 1 ? true : undefined),
+      20_000,
+      100,
+    );
+    const exited = new Promise<number | null>((r) => child?.once('exit', r));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  });
+});
