@@ -4,12 +4,14 @@
  *   (a) a no-op poll by syncRepo (remote unchanged): median time and the HTTP requests it makes;
  *   (b) a shallow clone by syncRepo vs native `git clone --depth 1` of the same URL, same run;
  *   (c) fetching one new commit into a warm shallow cache, and a status commit + push.
- * Run: npx tsx bench/git.ts
+ * Run: npx tsx bench/git.ts. bench/serve.ts imports the repository builder and the clone
+ * comparison from here, so both benchmarks measure the same repository the same way.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { syncRepo } from '../src/source/git.js';
 import { commitAndPush } from '../src/report/git-push.js';
@@ -19,8 +21,8 @@ import {
   type RecordedGitRequest,
 } from '../test/fakes/git-server.js';
 
-const FILES = 2_000;
-const COMMITS = 5_000;
+export const FILES = 2_000;
+export const COMMITS = 5_000;
 const POLLS = 25;
 const CLONES = 5;
 
@@ -80,7 +82,7 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - t0;
 }
 
-function median(xs: number[]): number {
+export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] ?? NaN;
 }
@@ -91,42 +93,103 @@ const describeReqs = (rs: RecordedGitRequest[]): string =>
     .map((r) => `${r.method} ${r.path.replace(/^\/[^/]+/, '')}${r.query ? `?${r.query}` : ''}`)
     .join(', ');
 
+export interface BenchRepo {
+  url: string;
+  files: number;
+  commits: number;
+  /** Time to build it, seconds. */
+  seconds: number;
+}
+
+/** Creates `name` on `server`: FILES files, COMMITS commits on main, packed as a server keeps it. */
+export async function buildSiteRepo(server: GitServer, name: string): Promise<BenchRepo> {
+  const t0 = performance.now();
+  // Empty history first: fast-import writes the real one, then one pack as a server keeps it.
+  await server.createRepo(name, { files: {} });
+  await server.git(name, ['update-ref', '-d', 'refs/heads/main']);
+  await server.git(name, ['fast-import', '--quiet'], { input: fastImportStream() });
+  await server.git(name, ['repack', '-adq']);
+  const commits = Number((await server.git(name, ['rev-list', '--count', 'main'])).trim());
+  const files = (await server.git(name, ['ls-tree', '-r', '--name-only', 'main']))
+    .trim()
+    .split('\n').length;
+  return { url: server.repoUrl(name), files, commits, seconds: (performance.now() - t0) / 1000 };
+}
+
+export interface CloneRun {
+  wallMs: number;
+  /**
+   * CPU time: for bpa this process's own (syncRepo runs in it, along with the test server's
+   * request piping); for git the clone command and its children (not the server's upload-pack).
+   */
+  userMs: number;
+  sysMs: number;
+}
+
+export interface CloneTimes {
+  bpa: CloneRun[];
+  native: CloneRun[];
+}
+
+/**
+ * Shallow clones of `url` (branch main) by bpa's syncRepo and by native `git clone --depth 1`,
+ * one of each per run, into empty directories under `dir` (removed afterwards). The order
+ * alternates from run to run: on some file systems each clone of 2,000 files is slower than
+ * the one before (the removals of earlier clones are still being paid for), which would
+ * otherwise always favour whichever goes first.
+ */
+export async function compareShallowClones(
+  url: string,
+  dir: string,
+  runs: number,
+): Promise<CloneTimes> {
+  const out: CloneTimes = { bpa: [], native: [] };
+  const cpuFile = join(dir, 'clone-cpu');
+  const bpa = async (i: number): Promise<void> => {
+    const target = join(dir, `bpa-clone-${i}`);
+    const cpu0 = process.cpuUsage();
+    const wallMs = await timed(() => syncRepo({ url, ref: 'main', dir: target }));
+    const cpu = process.cpuUsage(cpu0);
+    out.bpa.push({ wallMs, userMs: cpu.user / 1000, sysMs: cpu.system / 1000 });
+    await rm(target, { recursive: true, force: true });
+  };
+  const native = async (i: number): Promise<void> => {
+    const target = join(dir, `native-clone-${i}`);
+    const clone = ['git', 'clone', '--quiet', '--depth', '1', '--branch', 'main', url, target];
+    const wallMs = await timed(() =>
+      run('/usr/bin/time', ['-f', '%U %S', '-o', cpuFile, ...clone], dir),
+    );
+    const last = (await readFile(cpuFile, 'utf8')).trim().split('\n').pop() ?? '';
+    const [user = NaN, sys = NaN] = last.split(' ').map(Number);
+    out.native.push({ wallMs, userMs: user * 1000, sysMs: sys * 1000 });
+    await rm(target, { recursive: true, force: true });
+  };
+  for (let i = 0; i < runs; i++) {
+    if (i % 2 === 0) {
+      await bpa(i);
+      await native(i);
+    } else {
+      await native(i);
+      await bpa(i);
+    }
+  }
+  await rm(cpuFile, { force: true });
+  return out;
+}
+
 async function main(): Promise<void> {
   const server: GitServer = await startGitServer();
   const tmp = await mkdtemp(join(tmpdir(), 'bpa-bench-git-'));
   try {
-    const t0 = performance.now();
-    // Empty history first: fast-import writes the real one, then one pack as a server keeps it.
-    await server.createRepo('site', { files: {} });
-    await server.git('site', ['update-ref', '-d', 'refs/heads/main']);
-    await server.git('site', ['fast-import', '--quiet'], { input: fastImportStream() });
-    await server.git('site', ['repack', '-adq']);
-    const url = server.repoUrl('site');
-    const commits = (await server.git('site', ['rev-list', '--count', 'main'])).trim();
-    const files = (await server.git('site', ['ls-tree', '-r', '--name-only', 'main']))
-      .trim()
-      .split('\n').length;
+    const repo = await buildSiteRepo(server, 'site');
+    const url = repo.url;
     console.log(
-      `repository: ${files} files, ${commits} commits (built in ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+      `repository: ${repo.files} files, ${repo.commits} commits (built in ${repo.seconds.toFixed(1)} s)`,
     );
 
-    // (b) shallow clone: bpa vs native, alternating so both see the same machine state.
-    const bpa: number[] = [];
-    const native: number[] = [];
-    for (let i = 0; i < CLONES; i++) {
-      const dir = join(tmp, `bpa-${i}`);
-      bpa.push(await timed(() => syncRepo({ url, ref: 'main', dir })));
-      await rm(dir, { recursive: true, force: true });
-      const ndir = join(tmp, `native-${i}`);
-      native.push(
-        await timed(() =>
-          run('git', ['clone', '--quiet', '--depth', '1', '--branch', 'main', url, ndir], tmp),
-        ),
-      );
-      await rm(ndir, { recursive: true, force: true });
-    }
-    const b = median(bpa);
-    const n = median(native);
+    const clones = await compareShallowClones(url, tmp, CLONES);
+    const b = median(clones.bpa.map((r) => r.wallMs));
+    const n = median(clones.native.map((r) => r.wallMs));
     console.log(
       `(b) shallow clone, median of ${CLONES}: bpa syncRepo ${ms(b)}, native git clone --depth 1 ${ms(n)} (ratio ${(b / n).toFixed(2)}x)`,
     );
@@ -182,4 +245,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// Imported by bench/serve.ts: run only when started as a script.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
