@@ -93,7 +93,10 @@ async function applyCluster(
     const outcome = outcomes[i] as ActionOutcome;
     if (failed) break;
     outcome.startedAt = (deps.now?.() ?? new Date()).toISOString();
-    const run = new ActionRun(action, c, clusterDir, journal, deps, log, outcome, planHash);
+    // The applied state this action starts from: recorded when an action completes, so the
+    // same work asked for again later (a node removed, then added back) is new work.
+    const generation = (await deps.store.readCluster(c.cluster))?.appliedAt ?? '';
+    const run = new ActionRun(action, c, clusterDir, journal, deps, log, outcome, planHash, generation);
     try {
       await run.execute();
       outcome.result = 'done';
@@ -124,8 +127,10 @@ class ActionRun {
     private readonly log: Logger,
     private readonly outcome: ActionOutcome,
     private readonly planHash: string,
+    generation: string,
   ) {
-    // Keyed by the work itself, so the same work is recognised across plans.
+    // Keyed by the work itself and the applied state it starts from, so an interrupted action
+    // is recognised across plans (a lease moved, the plan hash changed), and nothing else is.
     const installerInputs =
       action.kind === 'provision-cluster' ||
       action.kind === 'add-nodes' ||
@@ -140,6 +145,7 @@ class ActionRun {
         plugins: action.plugins,
         packages: action.packages,
         hostsIni: installerInputs,
+        generation,
       }),
     ).slice(0, 16);
   }

@@ -194,5 +194,14 @@ describe('apply: packages on lab hosts', function () {
       await readFile(join(state, 'clusters', 'pk', 'pk-configmap.yaml'), 'utf8'),
       /^(?![\s\S]*worker-2)/,
     );
+    // Added back under the same name: the same work as before, done again, not skipped.
+    await setSite({
+      masterSoftware: ['bpa-test-a: {version: 2.0-1}'],
+      workerSoftware: ['bpa-test-b'],
+    });
+    const back = await reconcile();
+    assert.equal(back.code, 0, back.stdout + back.stderr);
+    assert.match(back.stdout, /✓ add-nodes worker-2 \(5 steps\)/);
+    assert.match(await marker(lab!, 'h3'), /kube-node/);
   });
 });
