@@ -13,6 +13,7 @@ import type {
   SiteModel,
   SiteSettings,
 } from './model.js';
+import { RESERVED_NODE_NAMES } from '../util/reserved-names.js';
 
 type Doc = KindedDocument;
 
@@ -278,22 +279,6 @@ function buildCluster(
 
 const FIELDS = ['mac', 'cpu', 'memoryBytes', 'sriov', 'qat'] as const;
 
-/** Names Ansible reads as groups or keywords in an inventory or a --limit pattern. */
-const RESERVED_NODE_NAMES = new Set([
-  'all',
-  'ungrouped',
-  'localhost',
-  'etcd',
-  'kube-master',
-  'kube-node',
-  'k8s-cluster',
-  'ovn-central',
-  'ovn-controller',
-  'virtlet',
-  'kube-control-plane',
-  'calico-rr',
-  'bastion',
-]);
 
 function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
   const s = spec(prov);

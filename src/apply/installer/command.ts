@@ -6,6 +6,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { StalledError } from '../../util/errors.js';
+import { RESERVED_NODE_NAMES } from '../../util/reserved-names.js';
 
 export interface InstallerVars {
   cluster: string;
@@ -24,19 +25,6 @@ type Placeholder = (typeof PLACEHOLDERS)[number];
 const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 const PLUGIN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-// Names an inventory pattern means something else by: `--limit all` would act on every host.
-const RESERVED_NODE_NAMES = new Set([
-  'all',
-  'ungrouped',
-  'localhost',
-  'etcd',
-  'kube-master',
-  'kube-node',
-  'k8s-cluster',
-  'ovn-central',
-  'ovn-controller',
-  'virtlet',
-]);
 // Printable, no whitespace: a path lands in one argument, and a log line shows it unambiguously.
 const PATH = /^[^\s\p{Cc}]+$/u;
 
