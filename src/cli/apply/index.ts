@@ -105,10 +105,7 @@ async function reconcileRepo(
   env: NodeJS.ProcessEnv,
   now: () => number,
 ): Promise<void> {
-  const log = createLogger(
-    String(opts['logLevel'] ?? 'info'),
-    humanLogStream((s) => io.err(s)),
-  );
+  const log = terminalLogger(opts, io);
   const cfg = config(undefined);
   try {
     // Heavy modules (SSH, git, installers) load only for the commands that use them.
@@ -144,6 +141,14 @@ async function reconcileRepo(
   }
 }
 
+/** Log lines for a person at a terminal, on stderr, at the --log-level asked for. */
+function terminalLogger(opts: Record<string, unknown>, io: Io): ReturnType<typeof createLogger> {
+  return createLogger(
+    String(opts['logLevel'] ?? 'info'),
+    humanLogStream((s) => io.err(s)),
+  );
+}
+
 async function run(
   path: string,
   opts: Record<string, unknown>,
@@ -152,10 +157,7 @@ async function run(
   env: NodeJS.ProcessEnv,
   now: () => number,
 ): Promise<void> {
-  const log = createLogger(
-    String(opts['logLevel'] ?? 'info'),
-    humanLogStream((s) => io.err(s)),
-  );
+  const log = terminalLogger(opts, io);
   let outcome;
   try {
     const { runApply } = await import('../../apply/run.js');
