@@ -7,6 +7,7 @@ import { StateStore } from '../state/store.js';
 import { BpaError, messageOf, sanitize } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { error, hasErrors, type Problem } from '../util/problem.js';
+import { rebuildState } from './rebuild.js';
 import { readSourceState, writeSourceState } from './source-state.js';
 import type { SiteSource } from './sources.js';
 
@@ -83,6 +84,12 @@ export class Reconciler {
       refused = error(err.code, err.message);
     }
     try {
+      // A lost state directory (a new volume) is rebuilt from the reports in the repository,
+      // so running clusters are not provisioned again.
+      if (!refused) {
+        const reports = await this.opts.source.previousReports(siteDir);
+        await rebuildState(new StateStore(this.opts.stateDir), reports, siteDir, log);
+      }
       // A refused commit is reported like an invalid revision, and nothing of it is applied.
       if (!refused)
         outcome = await runApply(siteDir, this.opts.config, {

@@ -152,6 +152,22 @@ describe('reconcile --once --repo: a site repository, with status committed back
     assert.equal(r.code, 0, r.stdout + r.stderr);
   });
 
+  it('a lost state directory is rebuilt from the status reports: nothing is provisioned again', async () => {
+    await rm(state, { recursive: true, force: true });
+    const r = await reconcile();
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stderr, /applied state rebuilt from the status reports/);
+    assert.match(r.stdout, /^unchanged /m);
+    assert.doesNotMatch(r.stderr, /provision-cluster/);
+    const rebuilt = JSON.parse(
+      await readFile(join(state, 'clusters', 'lab', 'applied.json'), 'utf8'),
+    ) as { nodes: Array<{ name: string }> };
+    assert.deepEqual(
+      rebuilt.nodes.map((n) => n.name),
+      ['master-1', 'worker-1'],
+    );
+  });
+
   it('an invalid revision: a Rejected report with file:line errors, the last good revision stays applied', async () => {
     const applied = JSON.parse(
       await readFile(join(state, 'clusters', 'lab', 'applied.json'), 'utf8'),

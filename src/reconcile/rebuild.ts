@@ -1,0 +1,71 @@
+import type { ClusterStatusDoc } from '../report/status.js';
+import type { AppliedCluster } from '../state/applied.js';
+import type { StateStore } from '../state/store.js';
+import type { Logger } from '../util/log.js';
+import type { SiteModel } from '../validate/model.js';
+
+/**
+ * The applied state as the repository's reports describe it, for a state directory that was
+ * lost (a new volume): nodes, hosts, addresses and plugins come from `status/<cluster>.yaml`;
+ * the managed packages are taken as the site lists them now, and the next observation of the
+ * nodes (fix-drift) corrects any difference. Clusters whose report shows no node are left out.
+ */
+export function appliedFromReports(
+  reports: ReadonlyMap<string, unknown>,
+  model: SiteModel | undefined,
+): AppliedCluster[] {
+  const out: AppliedCluster[] = [];
+  for (const doc of reports.values()) {
+    const r = doc as ClusterStatusDoc | undefined;
+    if (r?.kind !== 'ClusterStatus' || !Array.isArray(r.status?.nodes) || !r.status.nodes.length)
+      continue;
+    const cluster = model?.clusters.find((c) => c.name === r.metadata.name);
+    out.push({
+      cluster: r.metadata.name,
+      revision: r.status.source?.revision,
+      planHash: r.status.source?.planHash,
+      appliedAt: new Date(0).toISOString(),
+      nodes: r.status.nodes
+        .filter((n) => n.name && n.host && n.ip && Array.isArray(n.roles))
+        .map((n) => ({
+          name: n.name,
+          roles: n.roles.filter((x): x is 'master' | 'worker' => x === 'master' || x === 'worker'),
+          host: n.host,
+          mac: n.mac,
+          ip: n.ip,
+        })),
+      plugins: Array.isArray(r.status.plugins) ? [...r.status.plugins] : [],
+      packages: {
+        master: [...(cluster?.masterSoftware ?? [])],
+        worker: [...(cluster?.workerSoftware ?? [])],
+      },
+    });
+  }
+  return out;
+}
+
+/** Seeds an empty state directory from the reports; returns the clusters it recorded. */
+export async function rebuildState(
+  store: StateStore,
+  reports: ReadonlyMap<string, unknown>,
+  siteDir: string,
+  log: Logger,
+): Promise<string[]> {
+  if (
+    ![...reports.values()].some(
+      (d) => (d as ClusterStatusDoc | undefined)?.kind === 'ClusterStatus',
+    )
+  )
+    return [];
+  if ((await store.readApplied()).clusters.size) return [];
+  const { validatePath } = await import('../validate/run.js');
+  const validated = await validatePath(siteDir);
+  const rebuilt = appliedFromReports(reports, 'model' in validated ? validated.model : undefined);
+  for (const applied of rebuilt) await store.writeCluster(applied);
+  if (rebuilt.length)
+    log.warn(
+      { clusters: rebuilt.map((c) => c.cluster) },
+      'state directory was empty: applied state rebuilt from the status reports',
+    );
+  return rebuilt.map((c) => c.cluster);
+}
