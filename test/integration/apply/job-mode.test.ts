@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFakeKube, type FakeKube } from '../../fakes/kube-api-server.js';
+import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
+import { bpa, labArgs, labReady, waitFor } from './harness.js';
+import { writeLabSite } from './lab-site.js';
+
+interface JobObject {
+  metadata: { name: string; labels?: Record<string, string> };
+  spec: {
+    backoffLimit?: number;
+    template: {
+      spec: {
+        hostNetwork?: boolean;
+        containers: Array<{ image: string; command?: string[]; args?: string[] }>;
+        volumes?: Array<{ persistentVolumeClaim?: { claimName: string } }>;
+      };
+    };
+  };
+}
+
+/**
+ * The installer as a Kubernetes Job in the bootstrap cluster (ICN's way), through the whole
+ * apply: the fake API server stands in for the cluster, and the test plays the Job
+ * controller and the installer's effect on the shared cluster directory.
+ */
+describe('apply: installer as a Kubernetes Job', function () {
+  this.timeout(120_000);
+  let lab: Lab | undefined;
+  let kube: FakeKube;
+  let tmp: string;
+  before(async function () {
+    if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
+    lab = await startLab({ hosts: 1, isolatedPackages: true });
+    kube = await startFakeKube();
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-job-'));
+  });
+  after(async () => {
+    await kube?.stop();
+    await lab?.stop();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('creates one Job with the cluster directory and SSH key mounted, waits for it, then publishes', async () => {
+    if (!lab) return;
+    const site = await writeLabSite(
+      lab.hosts,
+      { cluster: 'jobs', nodes: [{ name: 'master-1', roles: ['master'], host: 0 }] },
+      join(tmp, 'site'),
+    );
+    const state = join(tmp, 'state');
+    const args = [
+      'reconcile',
+      '--once',
+      site,
+      ...labArgs(lab, state),
+      '--installer-mode',
+      'job',
+      '--installer-image',
+      'registry.invalid/kud:1',
+      '--installer-command',
+      'installer --cluster {cluster} --plugins {plugins}',
+      '--bootstrap-kubeconfig',
+      kube.kubeconfigPath,
+      '--bootstrap-namespace',
+      'bpa-system',
+    ];
+    const run = bpa(args);
+    // The Job controller and the installer, played by the test.
+    const job = await waitFor(
+      'the Job',
+      async () => kube.list('batch/v1', 'Job', 'bpa-system')[0] as unknown as JobObject | undefined,
+      60_000,
+      50,
+    );
+    assert.equal(job.spec.backoffLimit, 0);
+    assert.equal(job.spec.template.spec.hostNetwork, true);
+    assert.equal(job.spec.template.spec.containers[0]?.image, 'registry.invalid/kud:1');
+    assert.deepEqual(job.spec.template.spec.containers[0]?.command, [
+      'installer',
+      '--cluster',
+      'jobs',
+      '--plugins',
+      '',
+    ]);
+    assert.equal(job.metadata.labels?.['bpa.akraino.org/cluster'], 'jobs');
+    assert.ok(
+      job.spec.template.spec.volumes?.some(
+        (v) => v.persistentVolumeClaim?.claimName === 'bpa-state',
+      ),
+    );
+    await mkdir(join(state, 'clusters', 'jobs', 'artifacts'), { recursive: true });
+    await writeFile(
+      join(state, 'clusters', 'jobs', 'artifacts', 'admin.conf'),
+      'apiVersion: v1\nkind: Config\nclusters: []\n',
+    );
+    kube.put({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `${job.metadata.name}-x1`,
+        namespace: 'bpa-system',
+        labels: { 'job-name': job.metadata.name },
+      },
+      spec: {},
+    });
+    kube.setPodLog(
+      'bpa-system',
+      `${job.metadata.name}-x1`,
+      'installing kubernetes\ncluster ready\n',
+    );
+    kube.updateStatus('batch/v1', 'Job', 'bpa-system', job.metadata.name, {
+      succeeded: 1,
+      conditions: [{ type: 'Complete', status: 'True' }],
+    });
+    const r = await run;
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /\[jobs\] cluster ready/);
+    assert.equal(kube.list('batch/v1', 'Job', 'bpa-system').length, 1, 'one Job, never two');
+    const secret = kube.get('v1', 'Secret', 'bpa-system', 'jobs-kubeconfig') as
+      { data?: Record<string, string> } | undefined;
+    assert.match(Buffer.from(secret?.data?.['value'] ?? '', 'base64').toString(), /kind: Config/);
+    const cm = kube.get('v1', 'ConfigMap', 'bpa-system', 'jobs-configmap') as
+      { data?: Record<string, string> } | undefined;
+    assert.equal(cm?.data?.['MASTER_master-1'], lab.hosts[0]?.ip);
+  });
+});
