@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFakeKube, type FakeKube } from '../../fakes/kube-api-server.js';
+import { ROOT, spawnBpa, waitFor } from '../apply/harness.js';
+
+interface Replica {
+  child: ChildProcess;
+  url: string;
+  log: () => string;
+}
+
+async function status(url: string): Promise<{ leader: boolean | null; lastReconcile: unknown }> {
+  return (await (await fetch(`${url}/api/v1/status`)).json()) as {
+    leader: boolean | null;
+    lastReconcile: unknown;
+  };
+}
+
+async function runs(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^bpa_reconcile_total\{[^}]*\} (\d+)/gm)) n += Number(m[1]);
+  return n;
+}
+
+/** Two `bpa serve --leader-elect` replicas: one reconciles, the other stands by and takes over. */
+describe('bpa serve --leader-elect', function () {
+  this.timeout(90_000);
+  let kube: FakeKube;
+  let tmp: string;
+  const replicas: Replica[] = [];
+
+  before(async () => {
+    kube = await startFakeKube();
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-leader-'));
+  });
+  after(async () => {
+    for (const r of replicas) {
+      if (r.child.exitCode === null) {
+        r.child.kill('SIGKILL');
+        await new Promise((res) => r.child.once('exit', res));
+      }
+    }
+    await kube?.stop();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  async function start(name: string): Promise<Replica> {
+    const site = join(tmp, `${name}-site`);
+    await cp(join(ROOT, 'sites', 'example', 'inventory'), join(site, 'inventory'), {
+      recursive: true,
+    });
+    const child = spawnBpa([
+      'serve',
+      '--watch',
+      site,
+      '--state',
+      join(tmp, `${name}-state`),
+      '--listen',
+      '127.0.0.1:0',
+      '--interval',
+      '1h',
+      '--leader-elect',
+      '--bootstrap-kubeconfig',
+      kube.kubeconfigPath,
+      '--bootstrap-namespace',
+      'bpa-system',
+    ]);
+    let log = '';
+    child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+    const url = await waitFor(
+      `${name}'s URL`,
+      async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(log)?.[1],
+      20_000,
+    );
+    const r = { child, url, log: () => log };
+    replicas.push(r);
+    return r;
+  }
+
+  it('one replica leads and reconciles; the standby is ready but idle, and takes over when the leader stops', async () => {
+    const a = await start('a');
+    await waitFor(
+      'a to lead and reconcile',
+      async () => ((await status(a.url)).leader && (await runs(a.url)) >= 1 ? true : undefined),
+      30_000,
+      100,
+    );
+    const b = await start('b');
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal((await status(b.url)).leader, false);
+    assert.equal((await fetch(`${b.url}/readyz`)).status, 200, 'a standby is ready to take over');
+    assert.equal(await runs(b.url), 0, 'the standby does not reconcile');
+    const lease = kube.get('coordination.k8s.io/v1', 'Lease', 'bpa-system', 'bpa-leader') as
+      { spec?: { holderIdentity?: string } } | undefined;
+    assert.ok(lease?.spec?.holderIdentity, 'the Lease names a holder');
+
+    const exited = new Promise<number | null>((r) => a.child.once('exit', r));
+    a.child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    await waitFor(
+      'b to take over and reconcile',
+      async () => ((await status(b.url)).leader && (await runs(b.url)) >= 1 ? true : undefined),
+      30_000,
+      100,
+    );
+  });
+});
