@@ -15,5 +15,6 @@ const walk = (dir) => {
 };
 walk(process.argv[2]);
 let documents = 0;
-for (const f of files) documents += loadAll(readFileSync(f, 'utf8'), { schema: CORE_SCHEMA }).length;
+for (const f of files)
+  documents += loadAll(readFileSync(f, 'utf8'), { schema: CORE_SCHEMA }).length;
 console.log(JSON.stringify({ files: files.length, documents }));

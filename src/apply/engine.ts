@@ -96,7 +96,17 @@ async function applyCluster(
     // The applied state this action starts from: recorded when an action completes, so the
     // same work asked for again later (a node removed, then added back) is new work.
     const generation = (await deps.store.readCluster(c.cluster))?.appliedAt ?? '';
-    const run = new ActionRun(action, c, clusterDir, journal, deps, log, outcome, planHash, generation);
+    const run = new ActionRun(
+      action,
+      c,
+      clusterDir,
+      journal,
+      deps,
+      log,
+      outcome,
+      planHash,
+      generation,
+    );
     try {
       await run.execute();
       outcome.result = 'done';

@@ -279,7 +279,6 @@ function buildCluster(
 
 const FIELDS = ['mac', 'cpu', 'memoryBytes', 'sriov', 'qat'] as const;
 
-
 function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
   const s = spec(prov);
   const nodes = new Map<string, NodeSpec>();

@@ -112,7 +112,11 @@ describe('apply: provisioning on lab hosts', function () {
     );
 
     // A plugin added to KUDPlugins: only the add-on path runs, for that plugin.
-    await updateLabSite(site, lab.hosts, { cluster: 'lab', nodes: [...THREE, { name: 'worker-3', roles: ['worker'], host: 3 }], plugins: ['multus'] });
+    await updateLabSite(site, lab.hosts, {
+      cluster: 'lab',
+      nodes: [...THREE, { name: 'worker-3', roles: ['worker'], host: 3 }],
+      plugins: ['multus'],
+    });
     const plugin = await bpa(['reconcile', '--once', site, ...labArgs(lab, state)]);
     assert.equal(plugin.code, 0, plugin.stdout + plugin.stderr);
     assert.match(plugin.stdout, /✓ install-plugins \(2 steps\)/);

@@ -18,7 +18,13 @@ describe('apt command lines (the executor layer of injection defence)', () => {
     assert.deepEqual(argv.slice(-2), ['jq=1:1.6-2.1+deb12u1~rc1', 'htop']);
     const cmd = remoteCommand(target, argv);
     // What the remote shell would run: the words come back exactly.
-    const words = execFileSync('sh', ['-c', `for w in ${cmd.slice(cmd.indexOf('env'))}; do printf '%s\\n' "$w"; done`], { encoding: 'utf8' }).trim().split('\n');
+    const words = execFileSync(
+      'sh',
+      ['-c', `for w in ${cmd.slice(cmd.indexOf('env'))}; do printf '%s\\n' "$w"; done`],
+      { encoding: 'utf8' },
+    )
+      .trim()
+      .split('\n');
     assert.deepEqual(words.slice(-2), ['jq=1:1.6-2.1+deb12u1~rc1', 'htop']);
   });
 
@@ -39,14 +45,23 @@ describe('apt command lines (the executor layer of injection defence)', () => {
   it('checks mirror lines', () => {
     checkMirror('deb [trusted=yes] http://198.18.0.1:8080/ ./');
     checkMirror('deb http://apt.site.example/debian bookworm main contrib');
-    for (const bad of ['deb http://x/ $(id) main', "deb http://x/ 'a' main", 'deb http://x/;reboot main', 'curl http://x | sh']) {
+    for (const bad of [
+      'deb http://x/ $(id) main',
+      "deb http://x/ 'a' main",
+      'deb http://x/;reboot main',
+      'curl http://x | sh',
+    ]) {
       assert.throws(() => checkMirror(bad), /invalid packageMirror/);
     }
   });
 
   it('reads dpkg-query output: installed versions, null for absent or config-files only', () => {
     const out = 'jq\t1.6-2.1\tii \nhtop\t3.2.2-2\trc \n';
-    assert.deepEqual(parseQuery(out, ['jq', 'htop', 'tmux']), { jq: '1.6-2.1', htop: null, tmux: null });
+    assert.deepEqual(parseQuery(out, ['jq', 'htop', 'tmux']), {
+      jq: '1.6-2.1',
+      htop: null,
+      tmux: null,
+    });
   });
 
   it('names the missing package from apt errors', () => {
