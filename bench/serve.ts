@@ -10,11 +10,10 @@
  * Without root (or without ansible-playbook) only (b) runs.
  */
 import type { ChildProcess } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   startGitServer,
@@ -29,6 +28,8 @@ import {
   type LabSiteNode,
 } from '../test/integration/apply/lab-site.js';
 import { buildSiteRepo, compareShallowClones, median, type CloneRun } from './git.js';
+import { readTree } from '../test/fakes/tree.js';
+import { sendPush } from '../test/fakes/webhook.js';
 
 const SECRET = 'bench-webhook-secret';
 const CLONES = 3;
@@ -149,16 +150,6 @@ async function waitReady(serve: Serve): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------
 // The site and the lab.
-
-async function filesOf(dir: string, prefix: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!e.isFile()) continue;
-    const p = join(e.parentPath, e.name);
-    out[`${prefix}/${relative(dir, p)}`] = await readFile(p, 'utf8');
-  }
-  return out;
-}
 
 /** sshd runs with LogLevel VERBOSE: one `Connection from` line per TCP connection accepted. */
 async function sshConnections(hosts: readonly LabHost[]): Promise<number> {
@@ -421,22 +412,9 @@ async function benchRss(serve: Serve, intervalMs: number, cycles: number): Promi
 // ---------------------------------------------------------------------------------------------
 // (c) webhook push to the start of apply.
 
-function sign(body: string): string {
-  return `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
-}
-
 async function webhook(url: string): Promise<{ status: number; sentAt: number }> {
-  const body = JSON.stringify({ ref: 'refs/heads/main' });
   const sentAt = performance.now();
-  const r = await fetch(`${url}/hooks/git`, {
-    method: 'POST',
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'x-github-event': 'push',
-      'x-hub-signature-256': sign(body),
-    },
-  });
+  const r = await sendPush(url, SECRET);
   await r.arrayBuffer();
   return { status: r.status, sentAt };
 }
@@ -653,7 +631,7 @@ async function main(): Promise<number> {
         { cluster: 'lab', nodes: [master] },
         join(tmp, 'site'),
       );
-      const repo = await git.createRepo('site', { files: await filesOf(siteDir, 'site') });
+      const repo = await git.createRepo('site', { files: await readTree(siteDir, 'site') });
       const secretFile = join(tmp, 'webhook-secret');
       await writeFile(secretFile, `${SECRET}\n`, { mode: 0o600 });
       const state = join(tmp, 'state');

@@ -9,7 +9,6 @@
  * `bpa plan sites/example` instead, and says why.
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,7 @@ import { startGitServer } from '../test/fakes/git-server.js';
 import { startAptRepo } from '../test/lab/apt-repo.js';
 import { canRunLab, startLab } from '../test/lab/lab.js';
 import { readTree } from '../test/fakes/tree.js';
+import { sendPush } from '../test/fakes/webhook.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BPA = join(ROOT, 'bin', 'bpa');
@@ -146,16 +146,7 @@ async function demo(): Promise<void> {
       },
       'cluster-east: add worker-3, jq 1.7.1-3',
     );
-    const body = JSON.stringify({ ref: 'refs/heads/main' });
-    const hook = await fetch(`${api}/hooks/git`, {
-      method: 'POST',
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'x-github-event': 'push',
-        'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
-      },
-    });
+    const hook = await sendPush(api, SECRET);
     console.log(`  webhook: HTTP ${hook.status}`);
     await until(
       async () =>

@@ -200,14 +200,12 @@ export class Reconciler {
       site,
       clusters: docs.filter((d) => (d as ClusterStatusDoc | undefined)?.kind === 'ClusterStatus'),
     };
+    const base = { revision, appliedRevision, clusters, status };
     if (failure) {
       const err = failure instanceof BpaError ? failure : undefined;
       return {
         result: 'failed',
-        revision,
-        appliedRevision,
-        clusters,
-        status,
+        ...base,
         error: {
           code: err?.code ?? 'RECONCILE_FAILED',
           message: sanitize(messageOf(failure)),
@@ -221,10 +219,7 @@ export class Reconciler {
     if (!outcome || 'usage' in outcome) {
       return {
         result: 'failed',
-        revision,
-        appliedRevision,
-        clusters,
-        status,
+        ...base,
         error: {
           code: 'SITE_PATH',
           message: outcome && 'usage' in outcome ? outcome.usage : 'no site',
@@ -235,10 +230,7 @@ export class Reconciler {
     if (outcome.refused) {
       return {
         result: 'rejected',
-        revision,
-        appliedRevision,
-        clusters,
-        status,
+        ...base,
         error: { code: 'REVISION_REJECTED', message: outcome.refused, retry: 'stalled' },
       };
     }
@@ -246,10 +238,8 @@ export class Reconciler {
     const changed = outcome.result?.clusters.some((c) => c.result !== 'unchanged') ?? false;
     return {
       result: !ok ? 'failed' : changed ? 'applied' : 'unchanged',
-      revision,
+      ...base,
       appliedRevision: ok ? revision : appliedRevision,
-      clusters,
-      status,
       ...(ok
         ? {}
         : {

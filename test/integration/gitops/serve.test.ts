@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,12 +8,9 @@ import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
 import { labArgs, labReady, spawnBpa, waitFor } from '../apply/harness.js';
 import { updateLabSite, writeLabSite } from '../apply/lab-site.js';
 import { readTree } from '../../fakes/tree.js';
+import { pushHook, sendPush } from '../../fakes/webhook.js';
 
 const SECRET = 'webhook-secret-for-tests';
-
-function sign(body: string): string {
-  return `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
-}
 
 /** Reconciles run on webhook triggers so far (interval polls are counted apart). */
 async function reconciles(url: string): Promise<number> {
@@ -106,16 +102,7 @@ describe('bpa serve', function () {
 
   it('a webhook with a bad signature: 401 and no reconcile', async () => {
     const before = await reconciles(url);
-    const body = JSON.stringify({ ref: 'refs/heads/main' });
-    const r = await fetch(`${url}/hooks/git`, {
-      method: 'POST',
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'x-github-event': 'push',
-        'x-hub-signature-256': sign(body).replace(/.$/, (c) => (c === '0' ? '1' : '0')),
-      },
-    });
+    const r = await sendPush(url, SECRET, { tamper: true });
     assert.equal(r.status, 401);
     await new Promise((res) => setTimeout(res, 300));
     assert.equal(await reconciles(url), before);
@@ -134,17 +121,8 @@ describe('bpa serve', function () {
       { 'site/cluster.yaml': await readFile(join(siteDir, 'cluster.yaml'), 'utf8') },
       'add a worker',
     );
-    const body = JSON.stringify({ ref: 'refs/heads/main' });
     const sent = Date.now();
-    const r = await fetch(`${url}/hooks/git`, {
-      method: 'POST',
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'x-github-event': 'push',
-        'x-hub-signature-256': sign(body),
-      },
-    });
+    const r = await sendPush(url, SECRET);
     assert.equal(r.status, 202);
     const mark = stderr.length;
     await waitFor(
@@ -166,15 +144,10 @@ describe('bpa serve', function () {
 
   it('100 webhook calls in a burst cause at most 2 reconciles', async () => {
     const before = await reconciles(url);
-    const body = JSON.stringify({ ref: 'refs/heads/main' });
-    const headers = {
-      'content-type': 'application/json',
-      'x-github-event': 'push',
-      'x-hub-signature-256': sign(body),
-    };
+    const hook = pushHook(SECRET);
     const codes = await Promise.all(
       Array.from({ length: 100 }, () =>
-        fetch(`${url}/hooks/git`, { method: 'POST', body, headers }).then((x) => x.status),
+        fetch(`${url}/hooks/git`, { method: 'POST', ...hook }).then((x) => x.status),
       ),
     );
     assert.ok(codes.every((c) => c === 202));
