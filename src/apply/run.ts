@@ -1,5 +1,6 @@
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { installerCommands } from '../config/execution.js';
 import type { Config } from '../config/options.js';
 import { siteDigest } from '../load/digest.js';
 import type { Plan } from '../plan/index.js';
@@ -11,23 +12,16 @@ import type { Logger } from '../util/log.js';
 import { hasErrors } from '../util/problem.js';
 import { SshAccess } from './access.js';
 import { applyPlan, type ApplyResult } from './engine.js';
-import {
-  checkCommands,
-  defaultCommands,
-  LocalInstaller,
-  type InstallerCommands,
-} from './installer/port.js';
-import { ensureKeyPair } from './keys.js';
+import { checkCommands, LocalInstaller } from './installer/port.js';
 import { FilePublisher } from './publish-files.js';
 import { SshPackages } from './packages/ssh-packages.js';
 import type { PublishPort } from './ports.js';
+import { SshSession, type OpenSsh } from './ssh-session.js';
 import {
   readCredentialsFile,
   readSecretCredentials,
-  SshPool,
   type BootstrapCredentials,
 } from './ssh/index.js';
-import { collectFacts } from '../observe/facts.js';
 
 export interface ApplyRunOptions {
   env: NodeJS.ProcessEnv;
@@ -43,20 +37,20 @@ export interface ApplyRunOptions {
 export interface ApplyRun {
   run: PlanRun;
   config?: Config;
+  /** Absent when nothing was applied because the site has errors (see `run.problems`). */
   result?: ApplyResult;
-  /** Why nothing was applied, when it was refused before starting. */
-  refused?: string;
 }
 
 /**
  * plan + apply for a local site path, under the state directory's lock: what `bpa apply`
- * and `bpa reconcile --once PATH` run.
+ * and `bpa reconcile --once PATH` run. A site with errors applies nothing and returns its
+ * problems; a plan whose hash is not the one asked for throws PLAN_HASH_MISMATCH.
  */
 export async function runApply(
   path: string,
   config: (site: Record<string, unknown> | undefined) => Config,
   opts: ApplyRunOptions,
-): Promise<ApplyRun | { usage: string }> {
+): Promise<ApplyRun> {
   let cfg: Config | undefined;
   const remember = (site: Record<string, unknown> | undefined): Config => (cfg = config(site));
   // The lock is taken before observing: the applied state read for the plan is the one applied to.
@@ -65,27 +59,17 @@ export async function runApply(
   await lock.acquire();
   const ssh = new SshSession();
   try {
-    const run = await runPlan(path, remember, opts.env, opts.now, async (targets, c) => {
-      const { pool } = await ssh.open(c);
-      return collectFacts(targets, {
-        pool,
-        user: c.sshUser,
-        port: c.sshPort,
-        maxParallelHosts: c.maxParallelHosts,
-        timeoutMs: 30_000,
-      });
-    });
-    if ('usage' in run) return run;
+    const run = await runPlan(path, remember, opts.env, opts.now, (targets, c) =>
+      ssh.facts(targets, c),
+    );
     opts.onPlan?.(run);
-    if (!run.plan || !cfg || hasErrors(run.problems))
-      return { run, config: cfg, refused: 'the site has errors' };
+    if (!run.plan || !cfg || hasErrors(run.problems)) return { run, config: cfg };
     const wanted = cfg.planHash;
     if (wanted && !run.plan.hash.startsWith(wanted)) {
-      return {
-        run,
-        config: cfg,
-        refused: `the plan has changed since it was reviewed: its hash is now ${run.plan.hash.slice(0, 12)}, not ${wanted}`,
-      };
+      throw new StalledError(
+        'PLAN_HASH_MISMATCH',
+        `nothing applied: the plan has changed since it was reviewed: its hash is now ${run.plan.hash.slice(0, 12)}, not ${wanted}; run bpa plan again and review it`,
+      );
     }
     const result = await applyWith(run.plan, cfg, run, lock, opts, await ssh.open(cfg));
     return { run, config: cfg, result };
@@ -93,44 +77,6 @@ export async function runApply(
     await ssh.close();
     await lock.release();
   }
-}
-
-/** bpa's SSH key pair and connection pool, opened once per run when first needed. */
-class SshSession {
-  private opened: Promise<OpenSsh> | undefined;
-
-  open(cfg: Config): Promise<OpenSsh> {
-    this.opened ??= (async () => {
-      const sshDir = join(cfg.stateDir, 'ssh');
-      const keys = await ensureKeyPair(
-        cfg.sshKey ? resolve(cfg.sshKey) : join(sshDir, 'id_ed25519'),
-        !cfg.sshKey,
-      );
-      const options = {
-        privateKeyPath: keys.privateKey,
-        knownHostsFile: join(sshDir, 'known_hosts.json'),
-      };
-      return {
-        keys,
-        options,
-        pool: new SshPool(options),
-        knownHosts: resolve(join(sshDir, 'known_hosts')),
-      };
-    })();
-    return this.opened;
-  }
-
-  async close(): Promise<void> {
-    const s = await this.opened?.catch(() => undefined);
-    await s?.pool.close();
-  }
-}
-
-interface OpenSsh {
-  keys: { privateKey: string; publicKey: string };
-  options: { privateKeyPath: string; knownHostsFile: string };
-  pool: SshPool;
-  knownHosts: string;
 }
 
 async function applyWith(
@@ -220,24 +166,11 @@ async function applyWith(
   });
 }
 
-function installerCommands(cfg: Config): InstallerCommands {
-  const d = defaultCommands(cfg.flavour);
-  return {
-    provision: cfg.installerCommand || d.provision,
-    scale: cfg.scaleCommand || d.scale,
-    addon: cfg.addonCommand || d.addon,
-    remove: cfg.removeCommand || d.remove,
-  };
-}
-
 /** The bootstrap cluster's client config, when there is one (the client library loads only then). */
 async function kubeConfigFor(cfg: Config, env: NodeJS.ProcessEnv): Promise<KubeConfig | undefined> {
   if (!cfg.bootstrapKubeconfig && !env['KUBERNETES_SERVICE_HOST']) return undefined;
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
-  if (cfg.bootstrapKubeconfig) kc.loadFromFile(cfg.bootstrapKubeconfig);
-  else kc.loadFromCluster();
-  return kc;
+  const { loadKubeConfig } = await import('../kube/kubeconfig.js');
+  return loadKubeConfig({ file: cfg.bootstrapKubeconfig, env, what: 'the bootstrap cluster' });
 }
 
 /**

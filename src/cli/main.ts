@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { BpaError, ConfigError, UsageError, messageOf, sanitize } from '../util/errors.js';
 import { EXIT, type Io } from './io.js';
 import { registerApply } from './apply/index.js';
 import { registerPlan } from './plan/index.js';
@@ -13,7 +14,8 @@ class ExitSignal {
 
 /**
  * Runs the bpa CLI with `argv` (without node and script) and resolves to the exit code.
- * Commands write through `io`, so tests can run them in-process too.
+ * Commands write through `io`, so tests can run them in-process too. A command that fails
+ * throws; the error is printed here, once, as one line naming its code.
  */
 export async function main(
   argv: string[],
@@ -24,7 +26,7 @@ export async function main(
   const program = new Command('bpa')
     .description('GitOps reconciler for bare-metal edge sites')
     .version(VERSION)
-    .showHelpAfterError()
+    .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
   const commandIo: Io = {
@@ -33,6 +35,13 @@ export async function main(
       throw new ExitSignal(code);
     },
   };
+  let command = 'bpa';
+  let json = false;
+  program.hook('preAction', (_program, action) => {
+    command = `bpa ${action.name()}`;
+    const o = action.opts<{ output?: unknown; format?: unknown }>();
+    json = o.output === 'json' || o.format === 'json';
+  });
   registerValidate(program, commandIo);
   registerPlan(program, commandIo, env, now);
   registerApply(program, commandIo, env, now);
@@ -42,12 +51,33 @@ export async function main(
     return EXIT.ok;
   } catch (err: unknown) {
     if (err instanceof ExitSignal) return err.code;
-    if (err instanceof CommanderError) {
-      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    }
-    io.err(`bpa: internal error: ${err instanceof Error ? err.message : String(err)}\n`);
-    return EXIT.usage;
+    // commander has printed its own message (unknown option, missing argument…).
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    return reportError(err, command, json, io);
   }
+}
+
+/** Prints a failed command's error as one line (and as JSON for -o json); returns the exit code. */
+function reportError(err: unknown, command: string, json: boolean, io: Io): number {
+  const e =
+    err instanceof BpaError
+      ? err
+      : new BpaError(
+          'INTERNAL_ERROR',
+          `${messageOf(err)} (this is a bug in bpa: please report it with the command line)`,
+        );
+  const usage = e instanceof UsageError || (e instanceof ConfigError && e.source === 'flag');
+  if (json) io.out(JSON.stringify({ error: e.toJSON() }, null, 2) + '\n');
+  const hint = usage ? ` (run ${command} --help)` : '';
+  io.err(`${command}: ${e.code}: ${oneLine(sanitize(e.message))}${hint}\n`);
+  return usage ? EXIT.usage : EXIT.failed;
+}
+
+/** Messages stay on one line, and nothing in them can drive the terminal. */
+function oneLine(text: string): string {
+  return text
+    .replace(/\r?\n/g, ' ')
+    .replace(/\p{Cc}/gu, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 function processIo(): Io {

@@ -1,29 +1,30 @@
 import { Option, type Command } from 'commander';
 import {
   OPTIONS,
+  allowedText,
   resolveConfig,
   type Config,
   type OptionName,
   type OptionSpec,
 } from '../config/options.js';
 
-/** Adds registry options to a command; returns a function that resolves them after parsing. */
-export function addConfigOptions(
-  cmd: Command,
-  names: readonly OptionName[],
-): (
+/** A command's settings, resolved from its flags, the environment and the Site document. */
+export type ConfigFor = (
   opts: Record<string, unknown>,
   site: Record<string, unknown> | undefined,
   env: NodeJS.ProcessEnv,
-) => Config {
+) => Config;
+
+/**
+ * Adds registry options to a command; returns a function that resolves them after parsing.
+ * Flags are taken as given and checked by the registry, like the environment's and the Site's
+ * values, so a bad value gets the same CONFIG_INVALID error whatever its source.
+ */
+export function addConfigOptions(cmd: Command, names: readonly OptionName[]): ConfigFor {
   const attrs = new Map<OptionName, string>();
   for (const name of names) {
     const spec = OPTIONS[name] as OptionSpec<unknown>;
-    const opt = new Option(spec.flag, `${spec.description} [env ${spec.env}]`);
-    if (spec.choices) opt.choices(spec.choices);
-    // Values are parsed like the environment's; variadic lists and switches come as they are.
-    if (spec.flag.includes('<') && !spec.flag.includes('...'))
-      opt.argParser((v: string) => spec.parse(v));
+    const opt = new Option(spec.flag, `${spec.description}${helpDetail(spec)} [env ${spec.env}]`);
     cmd.addOption(opt);
     attrs.set(name, opt.attributeName());
   }
@@ -32,4 +33,15 @@ export function addConfigOptions(
     for (const [name, attr] of attrs) flags[name] = opts[attr];
     return resolveConfig(names, flags, env, site);
   };
+}
+
+function helpDetail(spec: OptionSpec<unknown>): string {
+  if (spec.kind === 'boolean') return '';
+  const parts: string[] = [];
+  if (spec.choices || spec.kind === 'integer' || spec.kind === 'duration')
+    parts.push(allowedText(spec));
+  const d = spec.default;
+  if (d !== '' && !(Array.isArray(d) && d.length === 0))
+    parts.push(`default ${Array.isArray(d) ? d.join(',') : String(d)}`);
+  return parts.length ? ` (${parts.join('; ')})` : '';
 }

@@ -1,8 +1,15 @@
 /**
  * Every setting bpa takes, declared once: its flag, environment variable, where it can come
- * from in the Site document, its default and its description. Flags, `--help` and the docs
- * come from here. Precedence: default ← Site document ← environment (BPA_*) ← flag.
+ * from in the Site document, its default, its description and the values it accepts. Flags,
+ * `--help` and the docs come from here, and every value is checked here the same way
+ * whatever its source (CONFIG_INVALID names the setting, the source and what is allowed).
+ * Precedence: default ← Site document ← environment (BPA_*) ← flag.
  */
+import { ConfigError, type SettingSource } from '../util/errors.js';
+import { parseDuration } from '../util/duration.js';
+
+type Kind = 'string' | 'integer' | 'boolean' | 'list' | 'duration';
+
 export interface OptionSpec<T> {
   /** commander flag syntax. */
   flag: string;
@@ -11,336 +18,389 @@ export interface OptionSpec<T> {
   site?: string[];
   default: T;
   description: string;
-  parse: (raw: string) => T;
+  kind: Kind;
+  /** Allowed values (of each item, for a list). */
   choices?: readonly string[];
+  /** Bounds: of an integer, or of a duration in milliseconds. */
+  min?: number;
+  max?: number;
+  /** A pattern each value (each item of a list) must match, and how to say it. */
+  pattern?: { re: RegExp; text: string };
+  /** Further checks; returns why the value is not allowed. */
+  check?: (value: T) => string | undefined;
 }
 
-const str = (raw: string): string => raw;
-const bool = (raw: string): boolean => /^(1|true|yes|on)$/i.test(raw);
-const list = (raw: string): string[] =>
-  raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-const int = (raw: string): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`not a positive integer: ${raw}`);
-  return n;
+/** `:8080`, `127.0.0.1:8080`, `[::1]:0` → host and port; undefined when it is not one. */
+export function parseListen(text: string): { host: string; port: number } | undefined {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text.trim());
+  if (!m || Number(m[3]) > 65535) return undefined;
+  return { host: m[1] ?? (m[2] || '0.0.0.0'), port: Number(m[3]) };
+}
+
+const K8S_NAME = {
+  re: /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/,
+  text: 'a Kubernetes object name (lowercase letters, digits, - and .)',
 };
+const K8S_NAMESPACE = {
+  re: /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/,
+  text: 'a Kubernetes namespace name (lowercase letters, digits and -)',
+};
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 export const OPTIONS = {
   stateDir: {
     flag: '--state <dir>',
     env: 'BPA_STATE_DIR',
     default: '.bpa-state',
+    kind: 'string',
     description: 'state directory: applied state, journal, cluster directories',
-    parse: str,
   } as OptionSpec<string>,
   flavour: {
     flag: '--flavour <flavour>',
     env: 'BPA_FLAVOUR',
     site: ['installer', 'flavour'],
     default: 'kud',
+    kind: 'string',
     choices: ['kud', 'kubespray'],
-    description: 'inventory (hosts.ini) flavour: kud or kubespray',
-    parse: str,
+    description: 'inventory (hosts.ini) flavour and default installer commands',
   } as OptionSpec<string>,
   prune: {
     flag: '--prune',
     env: 'BPA_PRUNE',
     site: ['prune'],
     default: false,
+    kind: 'boolean',
     description: 'allow remove-nodes and remove-packages',
-    parse: bool,
   } as OptionSpec<boolean>,
   inventoryDir: {
     flag: '--inventory <dir>',
     env: 'BPA_INVENTORY_DIR',
     default: '',
+    kind: 'string',
     description:
       'read BareMetalHost/HardwareData documents from this directory instead of the site',
-    parse: str,
   } as OptionSpec<string>,
   kubeconfig: {
     flag: '--kubeconfig <file>',
     env: 'BPA_KUBECONFIG',
     default: '',
+    kind: 'string',
     description:
       'list BareMetalHosts from the Kubernetes API with this kubeconfig (KUBECONFIG or in-cluster config otherwise, when the Site says source: kubernetes)',
-    parse: str,
   } as OptionSpec<string>,
   namespaces: {
     flag: '--namespace <ns...>',
     env: 'BPA_NAMESPACES',
     site: ['inventory', 'namespaces'],
     default: [],
+    kind: 'list',
+    pattern: K8S_NAMESPACE,
     description: 'namespaces to list BareMetalHosts in (default: all)',
-    parse: list,
   } as OptionSpec<string[]>,
   leases: {
     flag: '--leases <file...>',
     env: 'BPA_LEASES',
     site: ['leases', 'files'],
     default: [],
+    kind: 'list',
     description:
       'DHCP lease files (ISC dhcpd, dnsmasq, Kea CSV); Site paths are relative to the site',
-    parse: list,
   } as OptionSpec<string[]>,
   ipOrder: {
     flag: '--ip-order <sources>',
     env: 'BPA_IP_ORDER',
     site: ['leases', 'ipOrder'],
     default: ['lease', 'inventory'],
-    description: 'where node addresses come from, first match wins: lease,inventory',
-    parse: list,
+    kind: 'list',
+    choices: ['lease', 'inventory'],
+    description: 'where node addresses come from, first match wins (comma-separated)',
   } as OptionSpec<string[]>,
   maxParallelHosts: {
     flag: '--max-parallel-hosts <n>',
     env: 'BPA_MAX_PARALLEL_HOSTS',
     site: ['concurrency', 'maxParallelHosts'],
     default: 10,
+    kind: 'integer',
+    min: 1,
+    max: 1024,
     description: 'hosts worked on at once',
-    parse: int,
   } as OptionSpec<number>,
   installerMode: {
     flag: '--installer-mode <mode>',
     env: 'BPA_INSTALLER_MODE',
     site: ['installer', 'mode'],
     default: 'local',
+    kind: 'string',
     choices: ['local', 'job'],
     description:
       'run the installer as a local process or as a Kubernetes Job in the bootstrap cluster',
-    parse: str,
   } as OptionSpec<string>,
   installerCommand: {
     flag: '--installer-command <template>',
     env: 'BPA_INSTALLER_COMMAND',
     site: ['installer', 'command'],
     default: '',
+    kind: 'string',
     description:
       'provision command; placeholders {cluster} {clusterDir} {inventory} {plugins} {nodes} (default per flavour, see docs)',
-    parse: str,
   } as OptionSpec<string>,
   scaleCommand: {
     flag: '--scale-command <template>',
     env: 'BPA_SCALE_COMMAND',
     site: ['installer', 'scaleCommand'],
     default: '',
+    kind: 'string',
     description: 'add-nodes command, run for the new nodes only ({nodes})',
-    parse: str,
   } as OptionSpec<string>,
   addonCommand: {
     flag: '--addon-command <template>',
     env: 'BPA_ADDON_COMMAND',
     site: ['installer', 'addonCommand'],
     default: '',
+    kind: 'string',
     description: 'install-plugins command, run once per added plugin ({plugins})',
-    parse: str,
   } as OptionSpec<string>,
   removeCommand: {
     flag: '--remove-command <template>',
     env: 'BPA_REMOVE_COMMAND',
     site: ['installer', 'removeCommand'],
     default: '',
+    kind: 'string',
     description: 'remove-nodes command, run for the removed nodes only ({nodes})',
-    parse: str,
   } as OptionSpec<string>,
   installerTimeout: {
     flag: '--installer-timeout <seconds>',
     env: 'BPA_INSTALLER_TIMEOUT',
     site: ['installer', 'timeoutSeconds'],
     default: 7200,
+    kind: 'integer',
+    min: 1,
+    max: 86400,
     description: 'seconds an installer run may take before it is stopped',
-    parse: int,
   } as OptionSpec<number>,
   installerImage: {
     flag: '--installer-image <image>',
     env: 'BPA_INSTALLER_IMAGE',
     site: ['installer', 'image'],
     default: '',
+    kind: 'string',
+    pattern: {
+      re: /^(?:[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511})?$/,
+      text: 'a container image reference, e.g. registry.example/kud-installer:2.1',
+    },
     description: 'container image of the installer Job (job mode)',
-    parse: str,
   } as OptionSpec<string>,
   sshUser: {
     flag: '--ssh-user <user>',
     env: 'BPA_SSH_USER',
     site: ['ssh', 'user'],
     default: 'root',
+    kind: 'string',
+    pattern: { re: /^[a-z_][a-z0-9_-]{0,31}$/, text: 'a Linux user name' },
     description: 'user bpa and the installer log in as on the nodes',
-    parse: str,
   } as OptionSpec<string>,
   sshPort: {
     flag: '--ssh-port <port>',
     env: 'BPA_SSH_PORT',
     site: ['ssh', 'port'],
     default: 22,
+    kind: 'integer',
+    min: 1,
+    max: 65535,
     description: 'SSH port of the nodes',
-    parse: int,
   } as OptionSpec<number>,
   sshKey: {
     flag: '--ssh-key <file>',
     env: 'BPA_SSH_KEY',
     default: '',
+    kind: 'string',
     description: "bpa's private SSH key (default: <state>/ssh/id_ed25519, generated on first use)",
-    parse: str,
   } as OptionSpec<string>,
   bootstrapCredentials: {
     flag: '--bootstrap-credentials <file>',
     env: 'BPA_BOOTSTRAP_CREDENTIALS',
     default: '',
+    kind: 'string',
     description:
       "file with the nodes' default username/password, used once to install bpa's key (never in the site repository)",
-    parse: str,
   } as OptionSpec<string>,
   bootstrapKubeconfig: {
     flag: '--bootstrap-kubeconfig <file>',
     env: 'BPA_BOOTSTRAP_KUBECONFIG',
     default: '',
+    kind: 'string',
     description:
       'kubeconfig of the bootstrap cluster: kubeconfig Secrets, node ConfigMaps and installer Jobs go there (in-cluster config when running in a pod)',
-    parse: str,
   } as OptionSpec<string>,
   namespace: {
     flag: '--bootstrap-namespace <ns>',
     env: 'BPA_NAMESPACE',
     default: 'bpa-system',
+    kind: 'string',
+    pattern: K8S_NAMESPACE,
     description: 'namespace of Secrets, ConfigMaps and Jobs in the bootstrap cluster',
-    parse: str,
   } as OptionSpec<string>,
   stateClaim: {
     flag: '--state-claim <name>',
     env: 'BPA_STATE_CLAIM',
     default: 'bpa-state',
+    kind: 'string',
+    pattern: K8S_NAME,
     description: "PersistentVolumeClaim of bpa's state, mounted by installer Jobs (job mode)",
-    parse: str,
   } as OptionSpec<string>,
   sshKeySecret: {
     flag: '--ssh-key-secret <name>',
     env: 'BPA_SSH_KEY_SECRET',
     site: ['ssh', 'keySecret'],
     default: 'bpa-ssh-key',
+    kind: 'string',
+    pattern: K8S_NAME,
     description: "Secret with bpa's SSH private key, mounted by installer Jobs (job mode)",
-    parse: str,
   } as OptionSpec<string>,
   repoUrl: {
     flag: '--repo <url>',
     env: 'BPA_REPO_URL',
     default: '',
+    kind: 'string',
     description: 'site repository to follow, over HTTP(S)',
-    parse: str,
   } as OptionSpec<string>,
   ref: {
     flag: '--ref <ref>',
     env: 'BPA_REF',
     default: 'main',
+    kind: 'string',
+    pattern: {
+      re: /^(?!-)[^\s\p{Cc}~^:?*[\\]+$/u,
+      text: 'a branch, tag or commit (no spaces or ~^:?*[\\)',
+    },
     description: 'branch, tag or commit of the site repository',
-    parse: str,
   } as OptionSpec<string>,
   path: {
     flag: '--path <path>',
     env: 'BPA_PATH',
     default: '.',
+    kind: 'string',
     description: 'site directory inside the repository',
-    parse: str,
   } as OptionSpec<string>,
   statusBranch: {
     flag: '--status-branch <branch>',
     env: 'BPA_STATUS_BRANCH',
     default: '',
+    kind: 'string',
+    pattern: {
+      re: /^(?:(?!-)[^\s\p{Cc}~^:?*[\\]+)?$/u,
+      text: 'a branch name (no spaces or ~^:?*[\\)',
+    },
     description: 'push status commits to this branch instead of the followed one',
-    parse: str,
   } as OptionSpec<string>,
   gitUsername: {
     flag: '--git-username <user>',
     env: 'BPA_GIT_USERNAME',
     default: '',
+    kind: 'string',
     description: 'user for HTTP basic auth to the repository',
-    parse: str,
   } as OptionSpec<string>,
   gitTokenFile: {
     flag: '--git-token-file <file>',
     env: 'BPA_GIT_TOKEN_FILE',
     default: '',
+    kind: 'string',
     description:
       'file holding the token or password for the repository (BPA_GIT_TOKEN works too; never logged)',
-    parse: str,
   } as OptionSpec<string>,
   interval: {
     flag: '--interval <duration>',
     env: 'BPA_INTERVAL',
     default: '5m',
-    description: 'how often to poll the repository (e.g. 30s, 5m, 1h); jittered by 10%',
-    parse: str,
+    kind: 'duration',
+    min: 10_000,
+    max: 7 * 86_400_000,
+    description:
+      'how often to poll the repository (e.g. 30s, 5m, 1h; at least 10s); jittered by 10%',
   } as OptionSpec<string>,
   resyncInterval: {
     flag: '--resync-interval <duration>',
     env: 'BPA_RESYNC_INTERVAL',
     default: '1h',
+    kind: 'duration',
+    min: 60_000,
+    max: 30 * 86_400_000,
     description:
-      'how often to reconcile fully (nodes, packages) even when the repository did not change',
-    parse: str,
+      'how often to reconcile fully (nodes, packages) even when the repository did not change (at least 1m)',
   } as OptionSpec<string>,
   listen: {
     flag: '--listen <addr>',
     env: 'BPA_LISTEN',
     default: ':8080',
+    kind: 'string',
+    check: (v) =>
+      parseListen(v) ? undefined : 'expected [host]:port, e.g. :8080, 127.0.0.1:8080 or [::1]:8080',
     description: 'address of the HTTP server: health, readiness, metrics, webhook, status API',
-    parse: str,
   } as OptionSpec<string>,
   webhookSecretFile: {
     flag: '--webhook-secret-file <file>',
     env: 'BPA_WEBHOOK_SECRET_FILE',
     default: '',
+    kind: 'string',
     description: 'file holding the webhook HMAC secret; without one, POST /hooks/git is disabled',
-    parse: str,
   } as OptionSpec<string>,
   leaderElect: {
     flag: '--leader-elect',
     env: 'BPA_LEADER_ELECT',
     default: false,
+    kind: 'boolean',
     description: 'elect a leader with a coordination.k8s.io Lease, so only one replica applies',
-    parse: bool,
   } as OptionSpec<boolean>,
   verifySignatures: {
     flag: '--verify-signatures',
     env: 'BPA_VERIFY_SIGNATURES',
     default: false,
+    kind: 'boolean',
     description:
       'apply only commits signed by a trusted key (OpenPGP: --trusted-keys, SSH: --allowed-signers); others are rejected',
-    parse: bool,
   } as OptionSpec<boolean>,
   trustedKeys: {
     flag: '--trusted-keys <file>',
     env: 'BPA_TRUSTED_KEYS',
     default: '',
+    kind: 'string',
     description: 'OpenPGP public keys (gpg --export [--armor]) trusted to sign site commits',
-    parse: str,
   } as OptionSpec<string>,
   allowedSigners: {
     flag: '--allowed-signers <file>',
     env: 'BPA_ALLOWED_SIGNERS',
     default: '',
+    kind: 'string',
     description: 'OpenSSH allowed_signers file of SSH keys trusted to sign site commits',
-    parse: str,
   } as OptionSpec<string>,
   planHash: {
     flag: '--plan-hash <hash>',
     env: 'BPA_PLAN_HASH',
     default: '',
+    kind: 'string',
+    pattern: { re: /^(?:[0-9a-f]{6,64})?$/, text: '6 to 64 lowercase hex digits of a plan hash' },
     description: 'apply only if the current plan has this hash (or a prefix of it)',
-    parse: str,
+  } as OptionSpec<string>,
+  logLevel: {
+    flag: '--log-level <level>',
+    env: 'BPA_LOG_LEVEL',
+    default: 'info',
+    kind: 'string',
+    choices: LOG_LEVELS,
+    description: 'log level',
   } as OptionSpec<string>,
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
 type ValueOf<K extends OptionName> = (typeof OPTIONS)[K] extends OptionSpec<infer T> ? T : never;
 export type Config = { [K in OptionName]: ValueOf<K> } & {
-  sources: Partial<Record<OptionName, 'default' | 'site' | 'env' | 'flag'>>;
+  sources: Partial<Record<OptionName, SettingSource>>;
 };
 
 /**
- * Resolves settings. `flags` are commander's parsed values (undefined when not given), `env`
- * the environment, `site` the Site document's spec (or undefined).
+ * Resolves settings. `flags` are commander's raw values (undefined when not given: strings,
+ * arrays of strings for variadic flags, true for switches), `env` the environment, `site` the
+ * Site document's spec (or undefined). Every value is checked, whatever its source.
  */
 export function resolveConfig(
   names: readonly OptionName[],
@@ -353,26 +413,155 @@ export function resolveConfig(
   for (const name of names) {
     const spec = OPTIONS[name] as OptionSpec<unknown>;
     let value: unknown = spec.default;
-    let source: 'default' | 'site' | 'env' | 'flag' = 'default';
+    let source: SettingSource = 'default';
     const fromSite = spec.site ? dig(site, spec.site) : undefined;
-    if (fromSite !== undefined) {
-      value = fromSite;
+    if (fromSite !== undefined && fromSite !== null) {
+      value = checkValue(name, fromSite, 'site');
       source = 'site';
     }
     const fromEnv = env[spec.env];
     if (fromEnv !== undefined && fromEnv !== '') {
-      value = spec.parse(fromEnv);
+      value = checkValue(name, fromEnv, 'env');
       source = 'env';
     }
     const fromFlag = flags[name];
     if (fromFlag !== undefined) {
-      value = fromFlag;
+      value = checkValue(name, fromFlag, 'flag');
       source = 'flag';
     }
     out[name] = value;
     sources[name] = source;
   }
   return { ...(out as Omit<Config, 'sources'>), sources } as Config;
+}
+
+/** Where a value came from, as the person who set it would say it. */
+export function describeSource(name: OptionName, source: SettingSource): string {
+  const spec = OPTIONS[name] as OptionSpec<unknown>;
+  switch (source) {
+    case 'flag':
+      return `the flag ${spec.flag.split(' ')[0]}`;
+    case 'env':
+      return `the environment variable ${spec.env}`;
+    case 'site':
+      return `the Site document, spec.${(spec.site ?? []).join('.')}`;
+    default:
+      return 'the default';
+  }
+}
+
+/** The values a setting accepts, in words (for errors and --help). */
+export function allowedText(spec: OptionSpec<unknown>): string {
+  if (spec.choices)
+    return `${spec.kind === 'list' ? 'a comma-separated list of' : 'one of'} ${spec.choices.join(', ')}`;
+  switch (spec.kind) {
+    case 'boolean':
+      return 'true or false (also 1/0, yes/no, on/off)';
+    case 'integer':
+      return `an integer from ${spec.min ?? '…'} to ${spec.max ?? '…'}`;
+    case 'duration':
+      return `a duration such as 30s, 5m or 1h, from ${formatDuration(spec.min ?? 0)} to ${formatDuration(spec.max ?? Infinity)}`;
+    default:
+      return spec.pattern?.text ?? 'a string';
+  }
+}
+
+/**
+ * Checks one value of a setting and returns it typed. Strings (flags, environment) are parsed;
+ * Site values are already typed by YAML and are checked as they are.
+ */
+export function checkValue(name: OptionName, raw: unknown, source: SettingSource): unknown {
+  const spec = OPTIONS[name] as OptionSpec<unknown>;
+  const fail = (why: string): never => {
+    const shown =
+      typeof raw === 'string' ? JSON.stringify(raw) : (JSON.stringify(raw) ?? String(raw));
+    throw new ConfigError(
+      `setting ${name}: ${shown} from ${describeSource(name, source)} ${why}; allowed: ${allowedText(spec)}`,
+      source,
+    );
+  };
+  let value: unknown;
+  switch (spec.kind) {
+    case 'boolean':
+      if (typeof raw === 'boolean') value = raw;
+      else if (typeof raw === 'string' && /^(1|true|yes|on)$/i.test(raw)) value = true;
+      else if (typeof raw === 'string' && /^(0|false|no|off)$/i.test(raw)) value = false;
+      else fail('is not a boolean');
+      break;
+    case 'integer': {
+      const n =
+        typeof raw === 'number'
+          ? raw
+          : typeof raw === 'string' && /^\s*-?\d+\s*$/.test(raw)
+            ? Number(raw)
+            : NaN;
+      if (!Number.isSafeInteger(n)) fail('is not an integer');
+      if ((spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max))
+        fail('is out of range');
+      value = n;
+      break;
+    }
+    case 'duration': {
+      if (typeof raw !== 'string') fail('is not a duration');
+      let ms = NaN;
+      try {
+        ms = parseDuration(raw as string);
+      } catch {
+        fail('is not a duration');
+      }
+      if (spec.min !== undefined && ms < spec.min)
+        fail(`is shorter than the minimum of ${formatDuration(spec.min)}`);
+      if (spec.max !== undefined && ms > spec.max)
+        fail(`is longer than the maximum of ${formatDuration(spec.max)}`);
+      value = (raw as string).trim();
+      break;
+    }
+    case 'list': {
+      const items = Array.isArray(raw)
+        ? raw.flatMap((x) => (typeof x === 'string' ? splitList(x) : [x]))
+        : typeof raw === 'string'
+          ? splitList(raw)
+          : fail('is not a list');
+      for (const item of items as unknown[]) {
+        if (typeof item !== 'string' || item === '')
+          fail('has an item that is not a non-empty string');
+        if (spec.choices && !spec.choices.includes(item as string))
+          fail(`has ${JSON.stringify(item)}, which is not allowed`);
+        if (spec.pattern && !spec.pattern.re.test(item as string))
+          fail(`has ${JSON.stringify(item)}, which is not ${spec.pattern.text}`);
+      }
+      if (new Set(items as string[]).size !== (items as string[]).length)
+        fail('lists an item twice');
+      value = items;
+      break;
+    }
+    default: {
+      if (typeof raw !== 'string') fail('is not a string');
+      const text = raw as string;
+      if (/\p{Cc}/u.test(text)) fail('contains a control character');
+      if (spec.choices && !spec.choices.includes(text)) fail('is not allowed');
+      if (spec.pattern && !spec.pattern.re.test(text)) fail('does not match');
+      value = text;
+    }
+  }
+  const why = spec.check?.(value);
+  if (why !== undefined) fail(`is not usable: ${why}`);
+  return value;
+}
+
+const splitList = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms)) return 'no limit';
+  if (ms % 86_400_000 === 0) return `${ms / 86_400_000}d`;
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
 }
 
 function dig(obj: Record<string, unknown> | undefined, path: readonly string[]): unknown {

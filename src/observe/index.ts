@@ -78,10 +78,16 @@ async function inventoryObjects(
     }
     case 'kubernetes': {
       // The Kubernetes client is large: loaded only for this source.
-      const { listMetal3Objects, loadKubeConfig } = await import('./inventory/kubernetes.js');
+      const [{ listMetal3Objects }, { requireKubeConfig }] = await Promise.all([
+        import('./inventory/kubernetes.js'),
+        import('../kube/kubeconfig.js'),
+      ]);
       return {
         objects: await listMetal3Objects({
-          kubeConfig: loadKubeConfig(spec.kubeconfig, spec.env),
+          kubeConfig: requireKubeConfig(
+            { file: spec.kubeconfig, env: spec.env, kubeconfigEnv: true, what: 'the inventory' },
+            'pass --kubeconfig, set KUBECONFIG, or run bpa in the cluster',
+          ),
           namespaces: spec.namespaces,
         }),
         from: `the Kubernetes API (${spec.namespaces.length ? `namespaces ${spec.namespaces.join(', ')}` : 'all namespaces'})`,

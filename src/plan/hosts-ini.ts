@@ -22,7 +22,7 @@ const SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 function check(cluster: { name: string }, nodes: readonly InventoryNode[]): void {
   if (!SUBDOMAIN.test(cluster.name)) {
     throw new StalledError(
-      'INVALID_NAME',
+      'HOSTS_INI_INVALID',
       `cluster name ${JSON.stringify(cluster.name)} is not a valid Kubernetes name`,
     );
   }
@@ -30,19 +30,19 @@ function check(cluster: { name: string }, nodes: readonly InventoryNode[]): void
   for (const n of nodes) {
     const where = `cluster ${cluster.name}: node ${JSON.stringify(n.name)}`;
     if (!LABEL.test(n.name))
-      throw new StalledError('INVALID_NODE_NAME', `${where} is not an RFC 1123 label`);
-    if (seen.has(n.name)) throw new StalledError('DUPLICATE_NODE', `${where} is listed twice`);
+      throw new StalledError('HOSTS_INI_INVALID', `${where} is not an RFC 1123 label`);
+    if (seen.has(n.name)) throw new StalledError('HOSTS_INI_INVALID', `${where} is listed twice`);
     seen.add(n.name);
     // isIP alone admits IPv6 zone ids ("fe80::1%eth0"); an inventory wants a plain address.
     if (!/^[0-9a-fA-F:.]+$/.test(n.ip) || isIP(n.ip) === 0) {
       throw new StalledError(
-        'INVALID_VALUE',
+        'HOSTS_INI_INVALID',
         `${where}: ${JSON.stringify(n.ip)} is not an IP address`,
       );
     }
     if (!n.roles.includes('master') && !n.roles.includes('worker')) {
       throw new StalledError(
-        'INVALID_VALUE',
+        'HOSTS_INI_INVALID',
         `${where} has neither the master nor the worker role`,
       );
     }

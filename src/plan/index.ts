@@ -5,7 +5,8 @@ import type { AppliedCluster, AppliedNode, AppliedState } from '../state/applied
 import { error, type Problem } from '../util/problem.js';
 import type { ClusterModel, NodeSpec, PackageSpec, Role, SiteModel } from '../validate/model.js';
 import { assignHosts, hostKey, type Placement, type PriorAssignment } from './assign.js';
-import { canonicalJson, sha256Hex } from './hash.js';
+import type { ExecutionSettings } from '../config/execution.js';
+import { planHash } from './hash.js';
 import { renderHostsIni, type Flavour } from './hosts-ini.js';
 import {
   ACTION_ORDER,
@@ -29,6 +30,8 @@ export interface PlanInput {
   ipOrder?: readonly IpSource[];
   /** What nodes report (installed packages), keyed `cluster/node`; absent: not observed. */
   facts?: ReadonlyMap<string, NodeFacts>;
+  /** How bpa will act (installer commands, mirror, SSH): shown in the plan and hashed. */
+  settings?: ExecutionSettings;
 }
 
 /**
@@ -99,8 +102,12 @@ export function planSite(input: PlanInput): Plan {
     clusters.push(removedCluster(a, input));
   }
   clusters.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
-  const hash = sha256Hex(canonicalJson(clusters.map(({ notes: _notes, ...rest }) => rest)));
-  return { clusters, problems, hash };
+  return {
+    clusters,
+    problems,
+    ...(input.settings ? { settings: input.settings } : {}),
+    hash: planHash(clusters, input.settings),
+  };
 }
 
 function nodeWhere(

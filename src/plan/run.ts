@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import { executionSettings } from '../config/execution.js';
 import type { Config } from '../config/options.js';
 import type { IpSource } from '../observe/inventory/ip.js';
 import { observe, type InventorySpec, type Observations } from '../observe/index.js';
@@ -22,7 +23,7 @@ export interface PlanRun {
 
 /**
  * load → validate → observe → plan for a local site path: what `bpa plan` and a reconcile
- * run. `usage` when the path itself is unusable.
+ * run. Throws (a BpaError) when the path, the configuration or an observation is unusable.
  */
 export async function runPlan(
   path: string,
@@ -30,10 +31,9 @@ export async function runPlan(
   env: NodeJS.ProcessEnv,
   now: number,
   /** Reads what nodes report (installed packages), when SSH access is configured. */
-  facts?: (targets: FactsTarget[], cfg: Config) => Promise<FactsMap>,
-): Promise<PlanRun | { usage: string }> {
+  facts?: (targets: FactsTarget[], cfg: Config) => Promise<FactsMap | undefined>,
+): Promise<PlanRun> {
   const validated = await validatePath(path);
-  if ('usage' in validated) return validated;
   if (!validated.model || hasErrors(validated.problems))
     return { validated, problems: validated.problems };
   const model = validated.model;
@@ -59,6 +59,7 @@ export async function runPlan(
     prune: cfg.prune,
     flavour: cfg.flavour as Flavour,
     ipOrder: cfg.ipOrder as IpSource[],
+    settings: executionSettings(cfg, model.site?.spec),
   });
   // Placement problems point into the site's files: give them lines too.
   const planProblems = locateProblems(validated.loaded.files, plan.problems);

@@ -1,3 +1,4 @@
+import type { ExecutionSettings } from '../config/execution.js';
 import type { Problem } from '../util/problem.js';
 import type { PackageSpec, Role } from '../validate/model.js';
 import type { Flavour } from './hosts-ini.js';
@@ -71,7 +72,9 @@ export interface Plan {
   clusters: ClusterPlan[];
   /** Placement and address errors (validation problems are reported before planning). */
   problems: Problem[];
-  /** sha256 of the canonical JSON of clusters (without notes), hex. */
+  /** How bpa will act on the nodes (installer, mirror, SSH), when known. */
+  settings?: ExecutionSettings;
+  /** sha256 of what would run (see planHash), hex. */
   hash: string;
 }
 

@@ -70,7 +70,7 @@ export class Reconciler {
       });
     }
     log.info({ revision, source: this.opts.source.describe() }, 'reconcile started');
-    let outcome: ApplyRun | { usage: string } | undefined;
+    let outcome: ApplyRun | undefined;
     let failure: unknown;
     let refused: Problem | undefined;
     try {
@@ -127,13 +127,13 @@ export class Reconciler {
     revision: string,
     digest: string,
     state: Awaited<ReturnType<typeof readSourceState>>,
-    outcome: ApplyRun | { usage: string } | undefined,
+    outcome: ApplyRun | undefined,
     failure: unknown,
     now: () => number,
     refused?: Problem,
   ): Promise<void> {
     const at = new Date(now()).toISOString();
-    const run = outcome && 'run' in outcome ? outcome : undefined;
+    const run = outcome;
     const rejected = refused
       ? [refused]
       : run && run.run.validated.problems.some((p) => p.severity === 'error')
@@ -178,7 +178,7 @@ export class Reconciler {
   }
 
   private summarize(
-    outcome: ApplyRun | { usage: string } | undefined,
+    outcome: ApplyRun | undefined,
     failure: unknown,
     revision: string,
     appliedRevision: string | undefined,
@@ -210,28 +210,27 @@ export class Reconciler {
           code: err?.code ?? 'RECONCILE_FAILED',
           message: sanitize(messageOf(failure)),
           retry: err?.retry ?? 'transient',
-          ...(err && 'retryAfterMs' in err
-            ? { retryAfterMs: Number((err as { retryAfterMs: number }).retryAfterMs) }
-            : {}),
+          ...(err?.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}),
         },
       };
     }
-    if (!outcome || 'usage' in outcome) {
+    if (!outcome) {
       return {
         result: 'failed',
         ...base,
-        error: {
-          code: 'SITE_PATH',
-          message: outcome && 'usage' in outcome ? outcome.usage : 'no site',
-          retry: 'stalled',
-        },
+        error: { code: 'RECONCILE_FAILED', message: 'no site was read', retry: 'transient' },
       };
     }
-    if (outcome.refused) {
+    if (!outcome.result) {
+      const n = outcome.run.problems.filter((p) => p.severity === 'error').length;
       return {
         result: 'rejected',
         ...base,
-        error: { code: 'REVISION_REJECTED', message: outcome.refused, retry: 'stalled' },
+        error: {
+          code: 'REVISION_REJECTED',
+          message: `nothing applied: the site has ${n} error${n === 1 ? '' : 's'}`,
+          retry: 'stalled',
+        },
       };
     }
     const ok = outcome.result?.ok !== false && !hasErrors(outcome.run.problems);

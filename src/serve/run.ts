@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
+import { requireKubeConfig } from '../kube/kubeconfig.js';
 import { watch } from 'chokidar';
-import type { Config } from '../config/options.js';
+import { parseListen, type Config } from '../config/options.js';
 import { sourceFor } from '../reconcile/from-config.js';
 import { Reconciler } from '../reconcile/index.js';
-import { StalledError } from '../util/errors.js';
+import { StalledError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { parseDuration } from '../util/duration.js';
 import { startHttpServer, type HttpServer } from './http.js';
@@ -45,14 +45,10 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   const metrics = new BpaMetrics();
   let elector: LeaderElector | undefined;
   if (cfg.leaderElect) {
-    const kc = new KubeConfig();
-    if (cfg.bootstrapKubeconfig) kc.loadFromFile(cfg.bootstrapKubeconfig);
-    else if (opts.env['KUBERNETES_SERVICE_HOST']) kc.loadFromCluster();
-    else
-      throw new StalledError(
-        'NO_KUBECONFIG',
-        '--leader-elect needs the bootstrap cluster: give --bootstrap-kubeconfig, or run in the cluster',
-      );
+    const kc = requireKubeConfig(
+      { file: cfg.bootstrapKubeconfig, env: opts.env, what: 'leader election (--leader-elect)' },
+      'give --bootstrap-kubeconfig, or run bpa in the cluster',
+    );
     elector = new LeaderElector(kc, {
       namespace: cfg.namespace,
       name: 'bpa-leader',
@@ -72,12 +68,12 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     logger: log,
   });
   const webhookSecret = cfg.webhookSecretFile
-    ? (await readFile(cfg.webhookSecretFile, 'utf8')).trim()
+    ? await readSecretFile(cfg.webhookSecretFile, 'the webhook secret')
     : undefined;
   let http: HttpServer;
   try {
     http = await startHttpServer({
-      listen: parseListen(cfg.listen),
+      listen: listenAddress(cfg.listen),
       scheduler,
       metrics,
       webhookSecret: webhookSecret || undefined,
@@ -131,13 +127,24 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   };
 }
 
-/** `:8080`, `127.0.0.1:8080`, `[::1]:0` → host and port. */
-export function parseListen(text: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text.trim());
-  if (!m)
+/** The configured listen address (checked when the configuration was read). */
+function listenAddress(text: string): { host: string; port: number } {
+  const addr = parseListen(text);
+  if (!addr)
     throw new StalledError(
       'LISTEN_INVALID',
-      `--listen ${JSON.stringify(text)}: expected [host]:port, e.g. :8080 or 127.0.0.1:8080`,
+      `--listen ${JSON.stringify(text)}: expected [host]:port`,
     );
-  return { host: m[1] ?? (m[2] || '0.0.0.0'), port: Number(m[3]) };
+  return addr;
+}
+
+async function readSecretFile(file: string, what: string): Promise<string> {
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch (err: unknown) {
+    throw new StalledError(
+      'SECRET_FILE_UNREADABLE',
+      `cannot read ${what} from ${file} (${(err as { code?: string }).code ?? messageOf(err)}); check the path and its permissions`,
+    );
+  }
 }

@@ -3,10 +3,10 @@
  * installers, apt on a node. The retry decision is made here, once, from the exit status and
  * stderr, so every caller reports and retries the same failure the same way.
  */
-import { BpaError, sanitize, type RetryKind } from './errors.js';
+import { BpaError, sanitize, type RetryKind, type RuntimeCode } from './errors.js';
 
 export interface Classification {
-  code: string;
+  code: RuntimeCode;
   retry: RetryKind;
   /** Only for `waiting`. */
   retryAfterMs?: number;
@@ -25,7 +25,7 @@ const DEFAULT_WAIT_MS = 10_000;
 
 interface Rule {
   pattern: RegExp;
-  code: string;
+  code: RuntimeCode;
   retry: RetryKind;
   retryAfterMs?: number;
 }
@@ -160,7 +160,7 @@ export interface ExecErrorInit {
   /** The node (or host) the command ran on; absent for local processes. */
   host?: string;
   /** Overrides the classification (e.g. a connection failure the caller already understands). */
-  code?: string;
+  code?: RuntimeCode;
   retry?: RetryKind;
   retryAfterMs?: number;
   /** Overrides the standard message; used for failures that are not an exit (connecting). */
@@ -191,7 +191,7 @@ export class ExecError extends BpaError {
   readonly stdoutTail: string;
   readonly stderrTail: string;
   readonly host: string | undefined;
-  readonly retryAfterMs: number | undefined;
+  override readonly retryAfterMs: number | undefined;
 
   constructor(init: ExecErrorInit) {
     const cmd = sanitize(init.cmd);

@@ -11,11 +11,6 @@ export interface CodeInfo {
 
 export const CODES = {
   // Reading and parsing
-  PATH_NOT_FOUND: {
-    severity: 'error',
-    summary: 'the path given to bpa does not exist',
-    fix: 'check the path; it may be a directory or a single YAML file',
-  },
   READ_ERROR: {
     severity: 'error',
     summary: 'a file or directory could not be read',
@@ -269,28 +264,6 @@ export const CODES = {
     severity: 'warning',
     summary: 'a lease file could not be read',
     fix: 'check the path and permissions; addresses then come from the inventory only',
-  },
-  COMMIT_UNSIGNED: {
-    severity: 'error',
-    summary: 'with --verify-signatures, the revision is not a signed commit',
-    fix: 'sign the commit (git commit -S) with a key bpa trusts',
-  },
-  COMMIT_SIGNATURE_UNTRUSTED: {
-    severity: 'error',
-    summary:
-      'with --verify-signatures, the commit is signed by an unknown key, or the signature does not match',
-    fix: "sign with a key listed in --trusted-keys (OpenPGP) or --allowed-signers (SSH), or add the signer's key there",
-  },
-  SIGNATURE_TRUST_MISSING: {
-    severity: 'error',
-    summary:
-      'signatures are required but no trusted keys are configured for this kind of signature',
-    fix: 'give --trusted-keys (OpenPGP) and/or --allowed-signers (SSH)',
-  },
-  INVENTORY_UNAVAILABLE: {
-    severity: 'error',
-    summary: 'the BareMetalHost inventory could not be listed',
-    fix: 'read the message: RBAC (403), a missing metal3 API or namespace (404), or a server error (5xx, retried)',
   },
 } as const satisfies Record<string, CodeInfo>;
 

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { loadSite, locateProblems, type LoadLimits, DEFAULT_LIMITS } from '../load/index.js';
+import { StalledError } from '../util/errors.js';
 import { sortProblems, type Problem } from '../util/problem.js';
 import { validateSite, type SiteModel } from './index.js';
 
@@ -13,21 +14,27 @@ export interface ValidatedPath {
   loaded: Awaited<ReturnType<typeof loadSite>>;
 }
 
-/** Load + validate a path, with positions for every problem. `usage` when the path is unusable. */
+/**
+ * Load + validate a path, with positions for every problem. Throws PATH_NOT_FOUND or
+ * PATH_UNREADABLE when the path itself is unusable.
+ */
 export async function validatePath(
   path: string,
   limits: LoadLimits = DEFAULT_LIMITS,
-): Promise<ValidatedPath | { usage: string }> {
+): Promise<ValidatedPath> {
   try {
     await stat(path);
   } catch (err: unknown) {
     const code = (err as { code?: string }).code;
-    return {
-      usage:
-        code === 'ENOENT'
-          ? `${path}: no such file or directory`
-          : `${path}: cannot read (${code ?? String(err)})`,
-    };
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      throw new StalledError(
+        'PATH_NOT_FOUND',
+        `${path}: no such file or directory; give an existing site directory or YAML file`,
+      );
+    throw new StalledError(
+      'PATH_UNREADABLE',
+      `${path}: cannot read it (${code ?? String(err)}); check its permissions`,
+    );
   }
   const loaded = await loadSite(path, limits);
   const result = validateSite(loaded);

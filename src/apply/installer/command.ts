@@ -29,7 +29,7 @@ const PLUGIN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const PATH = /^[^\s\p{Cc}]+$/u;
 
 function invalid(message: string): StalledError {
-  return new StalledError('INVALID_INSTALLER_COMMAND', message);
+  return new StalledError('INSTALLER_COMMAND_INVALID', message);
 }
 
 function checkPath(what: string, value: string): string {

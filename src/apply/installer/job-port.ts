@@ -5,7 +5,7 @@ import { BpaError } from '../../util/errors.js';
 import { runInstallerJob } from '../k8s/installer-job.js';
 import type { InstallerPath, InstallerPort, InstallerRequest, StepHandle } from '../ports.js';
 import { expandCommand } from './command.js';
-import type { InstallerCommands } from './port.js';
+import type { InstallerCommands } from '../../config/execution.js';
 
 export interface JobInstallerOptions {
   kc: KubeConfig;

@@ -156,11 +156,11 @@ const describeEnd = (r: Omit<RunResult, 'tail' | 'logFile'>): string => {
 export async function runLocalInstaller(argv: string[], opts: RunOptions): Promise<RunResult> {
   const first = argv[0];
   if (first === undefined || first === '') {
-    throw new StalledError('INVALID_INSTALLER_COMMAND', 'the installer command is empty');
+    throw new StalledError('INSTALLER_COMMAND_INVALID', 'the installer command is empty');
   }
   if (!LOG_NAME.test(opts.logName)) {
     throw new StalledError(
-      'INVALID_INSTALLER_COMMAND',
+      'INSTALLER_COMMAND_INVALID',
       `log name ${JSON.stringify(opts.logName)} is not a plain file name`,
     );
   }

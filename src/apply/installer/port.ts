@@ -9,25 +9,7 @@ import {
   runLocalInstaller,
 } from './local.js';
 
-export interface InstallerCommands {
-  provision: string;
-  scale: string;
-  addon: string;
-  remove: string;
-}
-
-/** The commands bpa runs when none are configured, per inventory flavour. */
-export function defaultCommands(flavour: string): InstallerCommands {
-  const kubespray = {
-    provision: 'ansible-playbook -i {inventory} cluster.yml',
-    scale: 'ansible-playbook -i {inventory} scale.yml --limit {nodes}',
-    addon: 'ansible-playbook -i {inventory} configure-{plugins}.yml',
-    remove: 'ansible-playbook -i {inventory} remove-node.yml -e node={nodes}',
-  };
-  return flavour === 'kud'
-    ? { ...kubespray, provision: 'installer --cluster {cluster} --plugins {plugins}' }
-    : kubespray;
-}
+import type { InstallerCommands } from '../../config/execution.js';
 
 export interface LocalInstallerOptions {
   commands: InstallerCommands;

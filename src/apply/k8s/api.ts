@@ -5,7 +5,13 @@ import {
   type RequestContext,
   type ResponseContext,
 } from '@kubernetes/client-node';
-import { type BpaError, StalledError, TransientError, messageOf } from '../../util/errors.js';
+import {
+  type BpaError,
+  type RuntimeCode,
+  StalledError,
+  TransientError,
+  messageOf,
+} from '../../util/errors.js';
 
 /** Labels every object bpa writes carries, so an operator can find them with one selector. */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
@@ -40,7 +46,7 @@ export function serverMessage(err: unknown): string | undefined {
  */
 export function explainApiError(
   err: unknown,
-  code: string,
+  code: RuntimeCode,
   action: string,
   permission: string,
 ): BpaError {

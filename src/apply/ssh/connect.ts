@@ -6,7 +6,7 @@
 import type { EventEmitter } from 'node:events';
 import { NodeSSH, type Config } from 'node-ssh';
 import { ExecError } from '../../util/exec-error.js';
-import { BpaError, messageOf } from '../../util/errors.js';
+import { BpaError, messageOf, type RuntimeCode } from '../../util/errors.js';
 import { HostKeyStore, negotiationFor, type HostKeyVerdict, type PinnedKey } from './host-keys.js';
 import { describeTarget, hostPort, type SshTarget } from './types.js';
 
@@ -160,7 +160,7 @@ function connectFailure(err: unknown, ctx: FailureContext): BpaError {
   const where = describeTarget(target);
   const e = err as Ssh2Error;
   const text = messageOf(err);
-  const fail = (code: string, retry: 'stalled' | 'transient', message: string): ExecError =>
+  const fail = (code: RuntimeCode, retry: 'stalled' | 'transient', message: string): ExecError =>
     new ExecError({
       cmd: opts.cmd,
       exitCode: null,

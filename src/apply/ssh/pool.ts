@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { ExecError } from '../../util/exec-error.js';
-import { StalledError } from '../../util/errors.js';
+import { StalledError, type RuntimeCode } from '../../util/errors.js';
 import { command } from '../../util/shell-quote.js';
 import { connect, type SshConnection } from './connect.js';
 import { execOnConnection, type ChannelResult, type ExecOptions } from './exec.js';
@@ -185,7 +185,7 @@ export function failure(
   if (result.timedOut) return new ExecError({ ...base, timedOut: true, timeoutMs });
   if (result.exitCode === null && result.signal === null) {
     const why = result.error?.message ?? 'no exit status';
-    const [code, message] = result.started
+    const [code, message]: [RuntimeCode, string] = result.started
       ? [
           'SSH_CONNECTION_LOST',
           `${describeTarget(target)}: the connection was lost while running the command (${why})`,

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
-import type { runApply } from '../../apply/run.js';
+import type { Config } from '../../config/options.js';
 import { parseDuration } from '../../util/duration.js';
 import { planHasChanges } from '../../plan/index.js';
-import { BpaError } from '../../util/errors.js';
-import { hasErrors } from '../../util/problem.js';
+import { StalledError, UsageError } from '../../util/errors.js';
 import { createLogger } from '../../util/log.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
@@ -37,6 +36,7 @@ export const APPLY_OPTIONS = [
   'namespace',
   'stateClaim',
   'sshKeySecret',
+  'logLevel',
 ] as const;
 
 /**
@@ -57,9 +57,8 @@ export function registerApply(
     )
     .argument('[path]', 'site directory', '.');
   const applyConfig = addConfigOptions(apply, [...APPLY_OPTIONS, 'planHash']);
-  apply.option('--log-level <level>', 'log level (trace, debug, info, warn, error)', 'info');
   apply.action((path: string, opts: Record<string, unknown>) =>
-    run(path, opts, (site) => applyConfig(opts, site, env), io, env, now),
+    run(path, (site) => applyConfig(opts, site, env), io, env, now),
   );
 
   const reconcile = program
@@ -67,7 +66,7 @@ export function registerApply(
     .description(
       'one reconcile: validate, observe, plan and apply a site directory, or (with --repo) a branch of a site repository, then commit status reports back to it',
     )
-    .argument('[path]', 'site directory (without --repo)', '.');
+    .argument('[path]', 'site directory (without --repo; default: the current directory)');
   reconcile.option('--once', 'run once and exit (the controller loop is `bpa serve`)');
   const reconcileConfig = addConfigOptions(reconcile, [
     ...APPLY_OPTIONS,
@@ -82,126 +81,104 @@ export function registerApply(
     'trustedKeys',
     'allowedSigners',
   ]);
-  reconcile.option('--log-level <level>', 'log level (trace, debug, info, warn, error)', 'info');
-  reconcile.action((path: string, opts: Record<string, unknown>) => {
-    if (!opts['once']) {
-      io.err('bpa reconcile: only --once is supported here; for a controller loop use bpa serve\n');
-      io.exit(EXIT.usage);
-      return;
-    }
-    const config = (
-      site: Record<string, unknown> | undefined,
-    ): ReturnType<typeof reconcileConfig> => reconcileConfig(opts, site, env);
-    if (config(undefined).repoUrl) return reconcileRepo(opts, config, io, env, now);
-    return run(path, opts, config, io, env, now);
+  reconcile.action((path: string | undefined, opts: Record<string, unknown>) => {
+    if (!opts['once'])
+      throw new UsageError('only --once is supported here; for a controller loop use bpa serve');
+    const config = (site: Record<string, unknown> | undefined): Config =>
+      reconcileConfig(opts, site, env);
+    const cfg = config(undefined);
+    if (cfg.repoUrl && path !== undefined)
+      throw new UsageError(
+        `give either a site directory (${path}) or a repository (--repo, BPA_REPO_URL), not both`,
+      );
+    if (cfg.repoUrl) return reconcileRepo(config, io, env, now);
+    return run(path ?? '.', config, io, env, now);
   });
 }
 
 /** `bpa reconcile --once --repo URL`: one reconcile of a repository, reports committed back. */
 async function reconcileRepo(
-  opts: Record<string, unknown>,
-  config: Parameters<typeof runApply>[1],
+  config: (site: Record<string, unknown> | undefined) => Config,
   io: Io,
   env: NodeJS.ProcessEnv,
   now: () => number,
 ): Promise<void> {
-  const log = terminalLogger(opts, io);
   const cfg = config(undefined);
-  try {
-    // Heavy modules (SSH, git, installers) load only for the commands that use them.
-    const [{ Reconciler }, { sourceFor }] = await Promise.all([
-      import('../../reconcile/index.js'),
-      import('../../reconcile/from-config.js'),
-    ]);
-    const reconciler = new Reconciler({
-      source: await sourceFor(cfg, env, undefined),
-      stateDir: cfg.stateDir,
-      config,
-      env,
-      log,
-      now,
-      resyncIntervalMs: parseDuration(cfg.resyncInterval),
-      onLine: (line) => io.out(`${line}\n`),
-    });
-    // Like a poll: unchanged input (a status-only commit, a commit outside the site) is skipped.
-    const summary = await reconciler.reconcile('interval');
-    io.out(
-      `${summary.result}${summary.revision ? ` ${summary.revision.slice(0, 12)}` : ''}${summary.error ? `: ${summary.error.code}: ${summary.error.message}` : ''}\n`,
-    );
-    for (const c of summary.clusters) io.out(`  ${c.name}: ${c.phase}\n`);
-    io.exit(
-      summary.result === 'applied' || summary.result === 'unchanged' || summary.result === 'skipped'
-        ? EXIT.ok
-        : EXIT.invalid,
-    );
-  } catch (err: unknown) {
-    if (!(err instanceof BpaError)) throw err;
-    io.err(`bpa: ${err.code}: ${err.message}\n`);
-    io.exit(EXIT.invalid);
-  }
+  const log = terminalLogger(cfg, io);
+  // Heavy modules (SSH, git, installers) load only for the commands that use them.
+  const [{ Reconciler }, { sourceFor }] = await Promise.all([
+    import('../../reconcile/index.js'),
+    import('../../reconcile/from-config.js'),
+  ]);
+  const reconciler = new Reconciler({
+    source: await sourceFor(cfg, env, undefined),
+    stateDir: cfg.stateDir,
+    config,
+    env,
+    log,
+    now,
+    resyncIntervalMs: parseDuration(cfg.resyncInterval),
+    onLine: (line) => io.out(`${line}\n`),
+  });
+  // Like a poll: unchanged input (a status-only commit, a commit outside the site) is skipped.
+  const summary = await reconciler.reconcile('interval');
+  io.out(
+    `${summary.result}${summary.revision ? ` ${summary.revision.slice(0, 12)}` : ''}${summary.error ? `: ${summary.error.code}: ${summary.error.message}` : ''}\n`,
+  );
+  for (const c of summary.clusters) io.out(`  ${c.name}: ${c.phase}\n`);
+  io.exit(
+    summary.result === 'applied' || summary.result === 'unchanged' || summary.result === 'skipped'
+      ? EXIT.ok
+      : EXIT.failed,
+  );
 }
 
-/** Log lines for a person at a terminal, on stderr, at the --log-level asked for. */
-function terminalLogger(opts: Record<string, unknown>, io: Io): ReturnType<typeof createLogger> {
+/** Log lines for a person at a terminal, on stderr, at the log level asked for. */
+function terminalLogger(cfg: Config, io: Io): ReturnType<typeof createLogger> {
   return createLogger(
-    String(opts['logLevel'] ?? 'info'),
+    cfg.logLevel,
     humanLogStream((s) => io.err(s)),
   );
 }
 
 async function run(
   path: string,
-  opts: Record<string, unknown>,
-  config: Parameters<typeof runApply>[1],
+  config: (site: Record<string, unknown> | undefined) => Config,
   io: Io,
   env: NodeJS.ProcessEnv,
   now: () => number,
 ): Promise<void> {
-  const log = terminalLogger(opts, io);
-  let outcome;
-  try {
-    const { runApply } = await import('../../apply/run.js');
-    outcome = await runApply(path, config, {
-      env,
-      now: now(),
-      log,
-      onLine: (line) => io.out(`${line}\n`),
-      onPlan: (planRun) => {
-        io.out(
-          formatText(
-            planRun.problems.map((p) => ({
-              ...p,
-              file: displayPath(planRun.validated.root, p.file),
-            })),
-          ),
-        );
-        if (planRun.plan) io.out(formatPlan(planRun.plan) + '\n');
-      },
-    });
-  } catch (err: unknown) {
-    if (err instanceof BpaError) {
-      io.err(`bpa: ${err.code}: ${err.message}\n`);
-      io.exit(EXIT.invalid);
-      return;
-    }
-    throw err;
-  }
-  if ('usage' in outcome) {
-    io.err(`bpa: ${outcome.usage}\n`);
-    io.exit(EXIT.usage);
-    return;
-  }
+  const log = terminalLogger(config(undefined), io);
+  const { runApply } = await import('../../apply/run.js');
+  const outcome = await runApply(path, config, {
+    env,
+    now: now(),
+    log,
+    onLine: (line) => io.out(`${line}\n`),
+    onPlan: (planRun) => {
+      io.out(
+        formatText(
+          planRun.problems.map((p) => ({
+            ...p,
+            file: displayPath(planRun.validated.root, p.file),
+          })),
+        ),
+      );
+      if (planRun.plan) io.out(formatPlan(planRun.plan) + '\n');
+    },
+  });
   const { run: planRun } = outcome;
-  if (outcome.refused) {
-    io.err(`bpa: nothing applied: ${outcome.refused}\n`);
-    io.exit(EXIT.invalid);
-    return;
+  if (!outcome.result) {
+    const n = planRun.problems.filter((p) => p.severity === 'error').length;
+    throw new StalledError(
+      'SITE_INVALID',
+      `nothing applied: the site has ${n} error${n === 1 ? '' : 's'} (listed above)`,
+    );
   }
-  const blocked = hasErrors(planRun.problems);
-  if (!outcome.result || !planRun.plan || !planHasChanges(planRun.plan)) {
-    io.exit(blocked ? EXIT.invalid : EXIT.ok);
+  if (!planRun.plan || !planHasChanges(planRun.plan)) {
+    io.exit(EXIT.ok);
     return;
   }
   io.out(formatApplyResult(outcome.result));
-  io.exit(outcome.result.ok && !blocked ? EXIT.ok : EXIT.invalid);
+  io.exit(outcome.result.ok ? EXIT.ok : EXIT.failed);
 }

@@ -9,7 +9,12 @@ import { addConfigOptions } from '../options.js';
 import { formatPlan } from '../output/plan.js';
 import { displayPath, formatText, problemsJson } from '../output/problems.js';
 
-/** `bpa plan [PATH]`: what would change and why. Exit 0 no changes, 2 changes, 1 errors. */
+/**
+ * `bpa plan [PATH]`: what would change and why. Exit 0 no changes, 2 changes, 1 errors. It
+ * sees what `bpa apply` sees: with bpa's SSH key (--ssh-key, or the one in the state
+ * directory) it reads the installed packages of the nodes applied before, as apply does, so
+ * the two compute the same plan and the same hash.
+ */
 export function registerPlan(
   program: Command,
   io: Io,
@@ -37,13 +42,32 @@ export function registerPlan(
     'namespaces',
     'leases',
     'ipOrder',
+    'maxParallelHosts',
+    'installerMode',
+    'installerCommand',
+    'scaleCommand',
+    'addonCommand',
+    'removeCommand',
+    'installerImage',
+    'sshUser',
+    'sshPort',
+    'sshKey',
   ]);
   cmd.action(async (path: string, opts: Record<string, unknown>) => {
-    const run = await runPlan(path, (site) => config(opts, site, env), env, now());
-    if ('usage' in run) {
-      io.err(`bpa plan: ${run.usage}\n`);
-      io.exit(EXIT.usage);
-      return;
+    const { SshSession, hasSshKey } = await import('../../apply/ssh-session.js');
+    const ssh = new SshSession();
+    let run;
+    try {
+      run = await runPlan(
+        path,
+        (site) => config(opts, site, env),
+        env,
+        now(),
+        async (targets, cfg) =>
+          targets.length && (await hasSshKey(cfg)) ? ssh.facts(targets, cfg) : undefined,
+      );
+    } finally {
+      await ssh.close();
     }
     const problems = run.problems.map((p) => ({
       ...p,
@@ -57,6 +81,7 @@ export function registerPlan(
             hash: plan?.hash,
             changes: plan ? planHasChanges(plan) : false,
             problems: problemsJson(problems),
+            ...(plan?.settings ? { settings: plan.settings } : {}),
             clusters: plan?.clusters ?? [],
           },
           null,
@@ -77,7 +102,7 @@ export function registerPlan(
         await writeFile(join(opts['out'], c.cluster, 'hosts.ini'), c.hostsIni);
       }
     }
-    if (!plan || hasErrors(run.problems)) io.exit(EXIT.invalid);
+    if (!plan || hasErrors(run.problems)) io.exit(EXIT.failed);
     else io.exit(planHasChanges(plan) ? EXIT.changes : EXIT.ok);
   });
 }

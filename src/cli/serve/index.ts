@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { BpaError } from '../../util/errors.js';
+import { describeSource } from '../../config/options.js';
+import { UsageError } from '../../util/errors.js';
 import { createLogger } from '../../util/log.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
@@ -12,8 +13,7 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     .description(
       'run the controller: follow a site repository (--repo) or watch a directory (--watch DIR), reconcile on an interval and on webhooks, serve /healthz /readyz /metrics /api/v1/status',
     )
-    .option('--watch <dir>', 'watch a local site directory instead of a repository (development)')
-    .option('--log-level <level>', 'log level', 'info');
+    .option('--watch <dir>', 'watch a local site directory instead of a repository (development)');
   const config = addConfigOptions(cmd, [
     ...APPLY_OPTIONS,
     'repoUrl',
@@ -32,24 +32,24 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'allowedSigners',
   ]);
   cmd.action(async (opts: Record<string, unknown>) => {
-    const log = createLogger(String(opts['logLevel'] ?? 'info'));
-    let server;
-    try {
-      // The controller's modules (Kubernetes client, metrics, file watching) load only here.
-      const { serve } = await import('../../serve/run.js');
-      server = await serve({
-        config: (site) => config(opts, site, env),
-        env,
-        log,
-        watchDir: typeof opts['watch'] === 'string' ? opts['watch'] : undefined,
-        onLine: (line) => log.info({ installer: true }, line),
-      });
-    } catch (err: unknown) {
-      if (!(err instanceof BpaError)) throw err;
-      io.err(`bpa serve: ${err.code}: ${err.message}\n`);
-      io.exit(EXIT.invalid);
-      return;
-    }
+    const cfg = config(opts, undefined, env);
+    const watchDir = typeof opts['watch'] === 'string' ? opts['watch'] : undefined;
+    if (watchDir !== undefined && cfg.repoUrl)
+      throw new UsageError(
+        `give either --watch DIR or a repository (--repo, BPA_REPO_URL), not both: the repository comes from ${describeSource('repoUrl', cfg.sources.repoUrl ?? 'default')}`,
+      );
+    if (watchDir === undefined && !cfg.repoUrl)
+      throw new UsageError('give a repository to follow (--repo URL) or a directory (--watch DIR)');
+    const log = createLogger(cfg.logLevel);
+    // The controller's modules (Kubernetes client, metrics, file watching) load only here.
+    const { serve } = await import('../../serve/run.js');
+    const server = await serve({
+      config: (site) => config(opts, site, env),
+      env,
+      log,
+      watchDir,
+      onLine: (line) => log.info({ installer: true }, line),
+    });
     await new Promise<void>((resolve) => {
       const stop = (signal: string): void => {
         log.info({ signal }, 'shutting down');

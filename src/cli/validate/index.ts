@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { validatePath } from '../../validate/run.js';
+import { basename, dirname, resolve } from 'node:path';
+import { BpaError } from '../../util/errors.js';
+import { error } from '../../util/problem.js';
+import { validatePath, type ValidatedPath } from '../../validate/run.js';
 import {
   PROBLEM_FORMATS,
   countSeverities,
@@ -25,11 +28,14 @@ export function registerValidate(program: Command, io: Io): void {
       new Option('-f, --format <format>', 'output format').choices(PROBLEM_FORMATS).default('text'),
     )
     .action(async (path: string, opts: { format: ProblemFormat }) => {
-      const result = await validatePath(path);
-      if ('usage' in result) {
-        io.err(`bpa validate: ${result.usage}\n`);
-        io.exit(EXIT.usage);
-        return;
+      let result: ValidatedPath;
+      try {
+        result = await validatePath(path);
+      } catch (err: unknown) {
+        // A path that cannot be read is a problem of the input like any other: it is printed
+        // in the format asked for (a JSON document, a GitHub annotation).
+        if (!(err instanceof BpaError) || !PATH_CODES.has(err.code)) throw err;
+        result = unreadablePath(path, err);
       }
       const problems = result.problems.map((p) => ({
         ...p,
@@ -69,6 +75,20 @@ export function registerValidate(program: Command, io: Io): void {
           );
         }
       }
-      io.exit(errors === 0 ? EXIT.ok : EXIT.invalid);
+      io.exit(errors === 0 ? EXIT.ok : EXIT.failed);
     });
+}
+
+const PATH_CODES = new Set(['PATH_NOT_FOUND', 'PATH_UNREADABLE']);
+
+/** The result for a path that cannot be read: one problem, on the path itself. */
+function unreadablePath(path: string, err: BpaError): ValidatedPath {
+  const root = dirname(resolve(path));
+  return {
+    root,
+    files: 0,
+    documents: 0,
+    problems: [error(err.code, err.message, { file: basename(resolve(path)) })],
+    loaded: { root, files: [], documents: [], problems: [], incomplete: true },
+  };
 }

@@ -1,4 +1,4 @@
-import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { StalledError, TransientError } from '../../util/errors.js';
 import type { Metal3Object } from './hosts.js';
 
@@ -16,20 +16,6 @@ export interface KubernetesInventoryOptions {
 interface ListPage {
   items?: Metal3Object[];
   metadata?: { continue?: string };
-}
-
-/** Loads a kubeconfig: the given file, else KUBECONFIG, else the in-cluster service account. */
-export function loadKubeConfig(file: string | undefined, env: NodeJS.ProcessEnv): KubeConfig {
-  const kc = new KubeConfig();
-  if (file) kc.loadFromFile(file);
-  else if (env['KUBECONFIG']) kc.loadFromFile(env['KUBECONFIG']);
-  else if (env['KUBERNETES_SERVICE_HOST']) kc.loadFromCluster();
-  else
-    throw new StalledError(
-      'NO_KUBECONFIG',
-      'no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster',
-    );
-  return kc;
 }
 
 /**

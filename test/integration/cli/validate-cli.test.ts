@@ -111,18 +111,28 @@ describe('bpa validate as a process', function () {
     assert.match(r.stdout, /1 document in 1 file, 1 cluster/);
   });
 
-  it('exits 2 on a missing path, an unknown option and a bad format', async () => {
+  it('a missing path is an error (exit 1) in every format; a wrong command line exits 64', async () => {
     const missing = await bpa(['validate', join(valid, 'nope')]);
-    assert.equal(missing.code, 2);
-    assert.match(missing.stderr, /no such file or directory/);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stdout, /nope: error PATH_NOT_FOUND: .*nope: no such file or directory/);
+    const json = await bpa(['validate', '-f', 'json', join(valid, 'nope')]);
+    assert.equal(json.code, 1);
+    const out = JSON.parse(json.stdout) as { valid: boolean; problems: Array<{ code: string }> };
+    assert.equal(out.valid, false);
+    assert.deepEqual(
+      out.problems.map((p) => p.code),
+      ['PATH_NOT_FOUND'],
+    );
+    const gh = await bpa(['validate', '--format', 'github', join(valid, 'nope')]);
+    assert.match(gh.stdout, /^::error file=.*nope,title=bpa PATH_NOT_FOUND::/m);
     const unknown = await bpa(['validate', '--frobnicate', valid]);
-    assert.equal(unknown.code, 2);
+    assert.equal(unknown.code, 64);
     assert.match(unknown.stderr, /unknown option/);
     const format = await bpa(['validate', '--format', 'xml', valid]);
-    assert.equal(format.code, 2);
+    assert.equal(format.code, 64);
     assert.match(format.stderr, /Allowed choices are text, json, github/);
     const command = await bpa(['frobnicate']);
-    assert.equal(command.code, 2);
+    assert.equal(command.code, 64);
   });
 
   it('--help and --version exit 0', async () => {

@@ -820,7 +820,7 @@ ${rest}`;
       ],
       [
         'Site installer timeout too short',
-        site('  installer: {timeoutSeconds: 5}\n'),
+        site('  installer: {timeoutSeconds: 0}\n'),
         ['/spec/installer/timeoutSeconds minimum INVALID_VALUE'],
       ],
       ['Site ssh port 0', site('  ssh: {port: 0}\n'), ['/spec/ssh/port minimum INVALID_VALUE']],

@@ -141,10 +141,10 @@ describe('serve/scheduler', () => {
     assert.equal(runs[0]?.summary.result, 'failed');
     assert.equal(runs[0]?.summary.error?.code, 'RECONCILE_CRASHED');
     await expectRunAfter(BASE);
-    await reconcile.fail(new TransientError('GIT_UNREACHABLE', 'git host down'));
-    assert.equal(runs[1]?.summary.error?.code, 'GIT_UNREACHABLE');
+    await reconcile.fail(new TransientError('GIT_UNAVAILABLE', 'git host down'));
+    assert.equal(runs[1]?.summary.error?.code, 'GIT_UNAVAILABLE');
     await expectRunAfter(2 * BASE);
-    await reconcile.fail(new StalledError('BAD_INPUT', 'bad input'));
+    await reconcile.fail(new StalledError('SITE_INVALID', 'bad input'));
     await expectRunAfter(INTERVAL);
     assert.ok(
       runs.every((run) => !(run.summary.error instanceof BpaError)),

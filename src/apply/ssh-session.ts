@@ -1,0 +1,76 @@
+import { access } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Config } from '../config/options.js';
+import { collectFacts, type FactsMap, type FactsTarget } from '../observe/facts.js';
+import { ensureKeyPair } from './keys.js';
+import { SshPool } from './ssh/index.js';
+
+export interface OpenSsh {
+  keys: { privateKey: string; publicKey: string };
+  options: { privateKeyPath: string; knownHostsFile: string };
+  pool: SshPool;
+  /** known_hosts (OpenSSH format) of the pinned keys, for the installer. */
+  knownHosts: string;
+}
+
+/** How long reading one node's facts may take. */
+const FACTS_TIMEOUT_MS = 30_000;
+
+/**
+ * bpa's SSH key pair and connection pool, opened once per run when first needed: by apply,
+ * which generates the key on first use, and by plan, which only reads what nodes report and
+ * never creates a key.
+ */
+export class SshSession {
+  private opened: Promise<OpenSsh> | undefined;
+
+  /** The configured key, or the one bpa generates in the state directory. */
+  static keyPath(cfg: Config): string {
+    return cfg.sshKey ? resolve(cfg.sshKey) : join(cfg.stateDir, 'ssh', 'id_ed25519');
+  }
+
+  open(cfg: Config): Promise<OpenSsh> {
+    this.opened ??= (async () => {
+      const sshDir = join(cfg.stateDir, 'ssh');
+      const keys = await ensureKeyPair(SshSession.keyPath(cfg), !cfg.sshKey);
+      const options = {
+        privateKeyPath: keys.privateKey,
+        knownHostsFile: join(sshDir, 'known_hosts.json'),
+      };
+      return {
+        keys,
+        options,
+        pool: new SshPool(options),
+        knownHosts: resolve(join(sshDir, 'known_hosts')),
+      };
+    })();
+    return this.opened;
+  }
+
+  /** What the nodes report (installed packages), read the way apply reads it before planning. */
+  async facts(targets: FactsTarget[], cfg: Config): Promise<FactsMap> {
+    const { pool } = await this.open(cfg);
+    return collectFacts(targets, {
+      pool,
+      user: cfg.sshUser,
+      port: cfg.sshPort,
+      maxParallelHosts: cfg.maxParallelHosts,
+      timeoutMs: FACTS_TIMEOUT_MS,
+    });
+  }
+
+  async close(): Promise<void> {
+    const s = await this.opened?.catch(() => undefined);
+    await s?.pool.close();
+  }
+}
+
+/** Whether bpa has a key to reach the nodes with, without creating one. */
+export async function hasSshKey(cfg: Config): Promise<boolean> {
+  try {
+    await access(SshSession.keyPath(cfg));
+    return true;
+  } catch {
+    return false;
+  }
+}

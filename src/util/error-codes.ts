@@ -1,0 +1,686 @@
+/**
+ * Every error code bpa raises at run time (not the site problems of validate/codes.ts), with
+ * its default retry decision, what it means and what to do. One list: BpaError accepts only
+ * these codes, the docs page docs/errors.md is generated from it (a test checks it is
+ * current), and `--format json` and the status reports carry these codes.
+ *
+ * Retry kinds (Flux's model): stalled — needs a person, retrying the same input is pointless;
+ * waiting — retry after a known delay; transient — retry with backoff.
+ */
+/** How a failure is retried; see the module comment. */
+export type RetryKind = 'stalled' | 'waiting' | 'transient';
+
+export interface RuntimeCodeInfo {
+  retry: RetryKind;
+  /** The area of bpa that raises it, for the docs. */
+  area: Area;
+  summary: string;
+  fix: string;
+}
+
+export type Area =
+  | 'command line and configuration'
+  | 'site source (git)'
+  | 'signatures'
+  | 'state directory'
+  | 'inventory and Kubernetes'
+  | 'SSH'
+  | 'processes and commands'
+  | 'installer'
+  | 'packages'
+  | 'publishing'
+  | 'reconcile and serve';
+
+const cli: Area = 'command line and configuration';
+const git: Area = 'site source (git)';
+const sig: Area = 'signatures';
+const state: Area = 'state directory';
+const kube: Area = 'inventory and Kubernetes';
+const ssh: Area = 'SSH';
+const proc: Area = 'processes and commands';
+const inst: Area = 'installer';
+const pkg: Area = 'packages';
+const pub: Area = 'publishing';
+const rec: Area = 'reconcile and serve';
+
+export const RUNTIME_CODES = {
+  // --- command line and configuration
+  USAGE: {
+    retry: 'stalled',
+    area: cli,
+    summary:
+      'the command line is wrong: an unknown command or flag, a missing or extra argument, flags that cannot go together',
+    fix: 'run `bpa <command> --help` for the flags and arguments of the command',
+  },
+  CONFIG_INVALID: {
+    retry: 'stalled',
+    area: cli,
+    summary:
+      'a setting has a value bpa does not accept, from a flag, a BPA_* environment variable or the Site document',
+    fix: 'the message names the setting, where the value came from and the values allowed; fix it there',
+  },
+  PATH_NOT_FOUND: {
+    retry: 'stalled',
+    area: cli,
+    summary: 'the site path given to bpa does not exist',
+    fix: 'give an existing site directory or a single YAML file',
+  },
+  PATH_UNREADABLE: {
+    retry: 'stalled',
+    area: cli,
+    summary: 'the site path given to bpa exists but cannot be read',
+    fix: 'check the permissions of the path',
+  },
+  SITE_INVALID: {
+    retry: 'stalled',
+    area: cli,
+    summary: 'the site has errors, so nothing was applied',
+    fix: 'run `bpa validate` on the site and fix every error it lists',
+  },
+  PLAN_HASH_MISMATCH: {
+    retry: 'stalled',
+    area: cli,
+    summary:
+      'apply --plan-hash was given, and the current plan has another hash: something changed since the plan was reviewed',
+    fix: 'run `bpa plan` again, review what changed, and apply with the new hash',
+  },
+  NO_SOURCE: {
+    retry: 'stalled',
+    area: cli,
+    summary: 'no site was named: neither a repository nor a directory',
+    fix: 'give --repo URL (with --ref and --path), or a site directory',
+  },
+  LISTEN_INVALID: {
+    retry: 'stalled',
+    area: cli,
+    summary: 'the --listen address is not [host]:port',
+    fix: 'use for example :8080 or 127.0.0.1:8080',
+  },
+  LISTEN_FAILED: {
+    retry: 'stalled',
+    area: cli,
+    summary:
+      'bpa serve cannot listen on the address given (in use, or not an address of this machine)',
+    fix: 'choose another port or address with --listen',
+  },
+  SECRET_FILE_UNREADABLE: {
+    retry: 'stalled',
+    area: cli,
+    summary: 'a file named in the configuration to hold a secret (webhook secret) cannot be read',
+    fix: 'check the path and the permissions of the file (mounted Secrets: check the volume)',
+  },
+  INTERNAL_ERROR: {
+    retry: 'transient',
+    area: cli,
+    summary: 'something failed that bpa did not expect: a bug in bpa',
+    fix: 'run again with --log-level debug and report the output with the command line',
+  },
+
+  // --- site source (git)
+  GIT_URL_INVALID: {
+    retry: 'stalled',
+    area: git,
+    summary: 'the repository URL is not a valid URL',
+    fix: 'give an http:// or https:// URL of the site repository',
+  },
+  GIT_URL_UNSUPPORTED: {
+    retry: 'stalled',
+    area: git,
+    summary: 'the repository URL uses a scheme bpa cannot fetch',
+    fix: 'use the repository over http:// or https://',
+  },
+  GIT_TOKEN_UNREADABLE: {
+    retry: 'stalled',
+    area: git,
+    summary: 'the file named by --git-token-file cannot be read',
+    fix: 'check the path and permissions (in Kubernetes: the mounted Secret)',
+  },
+  GIT_AUTH: {
+    retry: 'stalled',
+    area: git,
+    summary: 'the git server refused the credentials (HTTP 401 or 403)',
+    fix: 'check --git-username and the token; the token needs read access, and write access for status commits',
+  },
+  GIT_REPO_NOT_FOUND: {
+    retry: 'stalled',
+    area: git,
+    summary: 'there is no git repository at the URL (HTTP 404)',
+    fix: 'check the repository URL',
+  },
+  GIT_REF_NOT_FOUND: {
+    retry: 'stalled',
+    area: git,
+    summary: 'the branch, tag or commit given with --ref does not exist in the repository',
+    fix: 'check --ref',
+  },
+  GIT_PATH_NOT_FOUND: {
+    retry: 'stalled',
+    area: git,
+    summary: 'the site directory given with --path does not exist at this revision',
+    fix: 'check --path, or push a revision that has it',
+  },
+  GIT_UNAVAILABLE: {
+    retry: 'transient',
+    area: git,
+    summary: 'the git server is unreachable or answered with a server error',
+    fix: 'bpa retries with backoff; check the server and the network if it lasts',
+  },
+  GIT_PUSH_REJECTED: {
+    retry: 'transient',
+    area: git,
+    summary:
+      'the status commit was rejected because the branch moved; bpa re-creates it on the new head, and this is raised only when that kept failing',
+    fix: 'bpa retries on the next reconcile; check for a process pushing to the branch in a loop',
+  },
+  GIT_PUSH_DECLINED: {
+    retry: 'stalled',
+    area: git,
+    summary: 'the git server declined the status push (a protected branch, a hook)',
+    fix: "allow bpa's user to push to the branch, or set --status-branch to a branch it may push to",
+  },
+  GIT_CACHE_INVALID: {
+    retry: 'stalled',
+    area: git,
+    summary: "the repository cache in the state directory is not bpa's",
+    fix: 'move the directory named in the message away; bpa clones again',
+  },
+  GIT_FAILED: {
+    retry: 'transient',
+    area: git,
+    summary: 'a git operation failed for another reason',
+    fix: 'read the message; bpa retries with backoff',
+  },
+  REVISION_REJECTED: {
+    retry: 'stalled',
+    area: git,
+    summary: 'the revision was not applied: it has site errors or failed signature checks',
+    fix: 'fix the errors listed in status/site.yaml and push a new revision',
+  },
+
+  // --- signatures
+  COMMIT_UNSIGNED: {
+    retry: 'stalled',
+    area: sig,
+    summary: 'signatures are required (--verify-signatures) and the commit is not signed',
+    fix: 'push a commit signed with a trusted OpenPGP or SSH key',
+  },
+  COMMIT_SIGNATURE_UNTRUSTED: {
+    retry: 'stalled',
+    area: sig,
+    summary: 'the commit is signed, but not by a trusted key, or the signature does not verify',
+    fix: 'sign with a key listed in --trusted-keys or --allowed-signers, or add the key there',
+  },
+  SIGNATURE_TRUST_MISSING: {
+    retry: 'stalled',
+    area: sig,
+    summary: 'a commit is signed with a kind of key for which no trusted keys are configured',
+    fix: 'give --trusted-keys (OpenPGP) or --allowed-signers (SSH)',
+  },
+
+  // --- state directory
+  STATE_LOCKED: {
+    retry: 'waiting',
+    area: state,
+    summary: 'another bpa process holds the lock of the state directory',
+    fix: 'wait for it to finish; a lock whose owner died is taken over automatically',
+  },
+  STATE_LOCK_LOST: {
+    retry: 'transient',
+    area: state,
+    summary: 'this process lost the state lock while working (another bpa took it over)',
+    fix: 'make sure only one bpa uses a state directory; the work is resumed from the journal',
+  },
+  STATE_CORRUPT: {
+    retry: 'stalled',
+    area: state,
+    summary: 'an applied-state file in the state directory cannot be read',
+    fix: 'move the file named in the message away; under reconcile the state is rebuilt from the status reports',
+  },
+  STATE_BAD_NAME: {
+    retry: 'stalled',
+    area: state,
+    summary: 'a cluster name cannot be used as a directory of the state',
+    fix: 'cluster names are RFC 1123 names; rename the cluster',
+  },
+  JOURNAL_CORRUPT: {
+    retry: 'stalled',
+    area: state,
+    summary: "a cluster's journal cannot be read",
+    fix: 'move the journal file named in the message away; steps are then re-run (they are idempotent)',
+  },
+
+  // --- inventory and Kubernetes
+  NO_KUBECONFIG: {
+    retry: 'stalled',
+    area: kube,
+    summary: 'a Kubernetes API is needed and no kubeconfig was found',
+    fix: 'pass --kubeconfig (or --bootstrap-kubeconfig), set KUBECONFIG, or run in a cluster',
+  },
+  KUBECONFIG_INVALID: {
+    retry: 'stalled',
+    area: kube,
+    summary: 'the kubeconfig cannot be read or is not a valid kubeconfig',
+    fix: 'check the file named in the message (kubectl --kubeconfig FILE get ns should work)',
+  },
+  INVENTORY_UNAVAILABLE: {
+    retry: 'transient',
+    area: kube,
+    summary:
+      'BareMetalHosts cannot be listed from the Kubernetes API (refused connection, 401, 403, 404 or a server error)',
+    fix: 'the message says which; 401/403: check the credentials and RBAC, 404: is metal3 installed',
+  },
+  KUBE_API_ERROR: {
+    retry: 'transient',
+    area: kube,
+    summary: 'a request to the bootstrap cluster failed',
+    fix: 'read the message; bpa retries with backoff',
+  },
+  LEADER_CONFIG: {
+    retry: 'stalled',
+    area: kube,
+    summary: 'leader election is misconfigured',
+    fix: 'read the message',
+  },
+  LEADERSHIP_LOST: {
+    retry: 'transient',
+    area: kube,
+    summary: 'this replica stopped being the leader during a reconcile',
+    fix: 'nothing: the new leader resumes from the journal',
+  },
+
+  // --- SSH
+  SSH_KEY_MISSING: {
+    retry: 'stalled',
+    area: ssh,
+    summary: "bpa's SSH private key file does not exist",
+    fix: 'check --ssh-key, or leave it out to use the key bpa generates in the state directory',
+  },
+  SSH_KEY_INVALID: {
+    retry: 'stalled',
+    area: ssh,
+    summary: "bpa's SSH private key cannot be used (not a key, or protected by a passphrase)",
+    fix: 'give an unencrypted private key with --ssh-key',
+  },
+  SSH_PUBLIC_KEY_INVALID: {
+    retry: 'stalled',
+    area: ssh,
+    summary: "bpa's public key (next to the private key) is missing or not a public key",
+    fix: 'put the matching .pub file next to the private key',
+  },
+  SSH_KEYGEN_FAILED: {
+    retry: 'stalled',
+    area: ssh,
+    summary: 'bpa could not generate its SSH key pair',
+    fix: 'check that ssh-keygen is installed and the state directory is writable',
+  },
+  SSH_AUTH: {
+    retry: 'stalled',
+    area: ssh,
+    summary: "the node refused bpa's key (or the bootstrap password)",
+    fix: "authorize bpa's public key for the SSH user, or give bootstrap credentials",
+  },
+  SSH_UNREACHABLE: {
+    retry: 'transient',
+    area: ssh,
+    summary: 'the node cannot be reached over SSH (refused, timed out, no route)',
+    fix: 'check that the node is up, its address and the SSH port; bpa retries',
+  },
+  SSH_CONNECT_FAILED: {
+    retry: 'transient',
+    area: ssh,
+    summary: 'the SSH connection failed for another reason',
+    fix: 'read the message; bpa retries',
+  },
+  SSH_CONNECTION_LOST: {
+    retry: 'transient',
+    area: ssh,
+    summary: 'the SSH connection dropped while a command ran',
+    fix: 'bpa retries; the journal makes the step safe to run again',
+  },
+  SSH_CHANNEL_FAILED: {
+    retry: 'transient',
+    area: ssh,
+    summary: 'a command could not be started on an open SSH connection',
+    fix: "check the node's sshd limits (MaxSessions); bpa retries",
+  },
+  SSH_ACCESS_FAILED: {
+    retry: 'transient',
+    area: ssh,
+    summary: 'bpa could not get SSH access to some nodes of a cluster',
+    fix: 'the message lists each node and why',
+  },
+  HOST_KEY_CHANGED: {
+    retry: 'stalled',
+    area: ssh,
+    summary: 'a node offers another host key than the one bpa pinned: nothing is run on it',
+    fix: "compare the new fingerprint on the node's console, then remove the pinned entry named in the message",
+  },
+  HOST_KEY_REJECTED: {
+    retry: 'stalled',
+    area: ssh,
+    summary: "ssh (run by the installer) refused a host key that is not in bpa's known hosts",
+    fix: 'let bpa reach the node first (it pins the key), or check the key as for HOST_KEY_CHANGED',
+  },
+  KNOWN_HOSTS_UNREADABLE: {
+    retry: 'stalled',
+    area: ssh,
+    summary: "bpa's pinned host keys file cannot be read",
+    fix: 'check the permissions of the file named in the message',
+  },
+  KNOWN_HOSTS_INVALID: {
+    retry: 'stalled',
+    area: ssh,
+    summary: "bpa's pinned host keys file is not valid",
+    fix: 'move the file away; keys are pinned again on first use',
+  },
+  CREDENTIALS_MISSING: {
+    retry: 'stalled',
+    area: ssh,
+    summary: 'the bootstrap credentials (file or Secret) do not exist',
+    fix: 'create the file or Secret named in the message',
+  },
+  CREDENTIALS_INVALID: {
+    retry: 'stalled',
+    area: ssh,
+    summary: 'the bootstrap credentials have no username or password',
+    fix: 'write username: and password: in the file or Secret',
+  },
+  CREDENTIALS_INSECURE: {
+    retry: 'stalled',
+    area: ssh,
+    summary: 'the bootstrap credentials file can be read by other users',
+    fix: 'chmod 600 the file',
+  },
+  CREDENTIALS_FORBIDDEN: {
+    retry: 'stalled',
+    area: ssh,
+    summary: 'bpa may not read the bootstrap credentials Secret (RBAC)',
+    fix: "grant get on that Secret to bpa's service account",
+  },
+  BOOTSTRAP_FAILED: {
+    retry: 'transient',
+    area: ssh,
+    summary: "installing bpa's key with the bootstrap credentials failed",
+    fix: 'read the message; check the credentials and the user',
+  },
+  BOOTSTRAP_USER_MISMATCH: {
+    retry: 'stalled',
+    area: ssh,
+    summary: 'the bootstrap credentials are for another user than the SSH user',
+    fix: 'use credentials of the SSH user, or change --ssh-user',
+  },
+
+  // --- processes and commands (ExecError classifies them from how the process ended)
+  SHELL_ARGUMENT_INVALID: {
+    retry: 'stalled',
+    area: proc,
+    summary: 'a remote command would contain a NUL byte or be empty',
+    fix: 'a value in the site or configuration is not usable in a command; read the message',
+  },
+  COMMAND_FAILED: {
+    retry: 'transient',
+    area: proc,
+    summary: 'a local command exited non-zero for a reason bpa does not recognise',
+    fix: 'read the stderr tail in the message',
+  },
+  REMOTE_COMMAND_FAILED: {
+    retry: 'transient',
+    area: proc,
+    summary: 'a command on a node exited non-zero for a reason bpa does not recognise',
+    fix: 'read the stderr tail in the message',
+  },
+  COMMAND_TIMEOUT: {
+    retry: 'transient',
+    area: proc,
+    summary:
+      'a command did not finish within its time limit and was stopped with its process group',
+    fix: 'check the node (load, a hung apt); bpa retries',
+  },
+  COMMAND_KILLED: {
+    retry: 'transient',
+    area: proc,
+    summary: 'a command was killed by a signal',
+    fix: 'check what killed it (OOM killer, an operator)',
+  },
+  COMMAND_NOT_FOUND: {
+    retry: 'stalled',
+    area: proc,
+    summary: 'a program bpa runs is not installed (locally or on the node)',
+    fix: 'install it; the message names it',
+  },
+  PERMISSION_DENIED: {
+    retry: 'stalled',
+    area: proc,
+    summary: 'a command was refused permission (not root, a read-only file system)',
+    fix: 'check the SSH user and its sudo rights',
+  },
+  SUDO_DENIED: {
+    retry: 'stalled',
+    area: proc,
+    summary: 'the SSH user may not run the command with passwordless sudo',
+    fix: 'give the SSH user NOPASSWD sudo, or log in as root',
+  },
+  SUDO_UNAVAILABLE: {
+    retry: 'stalled',
+    area: proc,
+    summary: 'sudo is not installed on the node and the SSH user is not root',
+    fix: 'install sudo, or log in as root',
+  },
+  CONNECTION_FAILED: {
+    retry: 'transient',
+    area: proc,
+    summary: 'a command failed because a network connection failed',
+    fix: 'bpa retries; check the network if it lasts',
+  },
+  DISK_FULL: {
+    retry: 'stalled',
+    area: proc,
+    summary: 'a disk is full',
+    fix: 'free space on the machine or node named in the message',
+  },
+
+  // --- installer
+  INSTALLER_COMMAND_INVALID: {
+    retry: 'stalled',
+    area: inst,
+    summary: 'an installer command template is empty, unbalanced or uses an unknown placeholder',
+    fix: 'fix the template; see docs/apply.md for the placeholders',
+  },
+  INSTALLER_NOT_FOUND: {
+    retry: 'stalled',
+    area: inst,
+    summary: "the installer command's program does not exist",
+    fix: 'install it, or fix the command template',
+  },
+  INSTALLER_NOT_EXECUTABLE: {
+    retry: 'stalled',
+    area: inst,
+    summary: "the installer command's program is not executable",
+    fix: 'chmod +x it, or fix the command template',
+  },
+  INSTALLER_CWD_MISSING: {
+    retry: 'stalled',
+    area: inst,
+    summary: 'the cluster directory the installer runs in does not exist',
+    fix: 'check the state directory',
+  },
+  INSTALLER_START_FAILED: {
+    retry: 'transient',
+    area: inst,
+    summary: 'the installer process could not be started',
+    fix: 'read the message',
+  },
+  INSTALLER_LOG_FAILED: {
+    retry: 'transient',
+    area: inst,
+    summary: "the installer's log file could not be written",
+    fix: 'check the space and permissions of the state directory',
+  },
+  INSTALLER_FAILED: {
+    retry: 'transient',
+    area: inst,
+    summary: 'the installer exited non-zero',
+    fix: "read the installer's log (its path is in the message); the next run resumes from the journal",
+  },
+  INSTALLER_TIMEOUT: {
+    retry: 'transient',
+    area: inst,
+    summary: 'the installer ran longer than the installer timeout and was stopped',
+    fix: 'raise --installer-timeout, or find what hangs in the log',
+  },
+  INSTALLER_ABORTED: {
+    retry: 'transient',
+    area: inst,
+    summary: 'the installer was stopped because bpa is shutting down',
+    fix: 'nothing: the step stays journaled as interrupted and is resumed on the next start',
+  },
+  INSTALLER_MODE_UNSUPPORTED: {
+    retry: 'stalled',
+    area: inst,
+    summary: 'installer mode job needs the bootstrap cluster, and there is none',
+    fix: 'give --bootstrap-kubeconfig, run bpa in the cluster, or use installer mode local',
+  },
+  INSTALLER_IMAGE_MISSING: {
+    retry: 'stalled',
+    area: inst,
+    summary: 'installer mode job needs an installer image',
+    fix: 'give --installer-image or Site spec.installer.image',
+  },
+  INSTALLER_JOB_API: {
+    retry: 'transient',
+    area: inst,
+    summary: 'the installer Job could not be created, read or deleted',
+    fix: "read the message; check bpa's RBAC in the bootstrap namespace",
+  },
+  INSTALLER_JOB_CONFLICT: {
+    retry: 'stalled',
+    area: inst,
+    summary: "a Job with the installer Job's name exists and was not created by bpa",
+    fix: 'delete or rename that Job',
+  },
+  INSTALLER_JOB_DELETING: {
+    retry: 'waiting',
+    area: inst,
+    summary: 'an earlier installer Job of the same work is still being deleted',
+    fix: 'nothing: bpa waits and retries',
+  },
+  INSTALLER_JOB_DETACHED: {
+    retry: 'transient',
+    area: inst,
+    summary: 'bpa lost track of a running installer Job',
+    fix: 'bpa adopts the Job again on the next run',
+  },
+  INSTALLER_JOB_UNREACHABLE: {
+    retry: 'transient',
+    area: inst,
+    summary: 'the bootstrap cluster did not answer while bpa watched the installer Job',
+    fix: 'bpa adopts the Job again on the next run',
+  },
+  HOSTS_INI_INVALID: {
+    retry: 'stalled',
+    area: inst,
+    summary:
+      'bpa refused to write an inventory from a value that is not a valid name or address (a check that validation normally makes first)',
+    fix: 'run `bpa validate`; if it passes, report this as a bug with the site',
+  },
+  KUBECONFIG_MISSING: {
+    retry: 'stalled',
+    area: inst,
+    summary: 'the installer finished but left no kubeconfig in the cluster directory',
+    fix: "check that the installer writes artifacts/admin.conf (KUD's layout) in the cluster directory",
+  },
+
+  // --- packages
+  DPKG_LOCKED: {
+    retry: 'waiting',
+    area: pkg,
+    summary: 'another apt or dpkg run holds the lock on the node',
+    fix: 'nothing: bpa waits and retries',
+  },
+  PACKAGE_NOT_FOUND: {
+    retry: 'stalled',
+    area: pkg,
+    summary: "a package (or the version asked for) is not available from the node's apt sources",
+    fix: 'check the name and version, or the package mirror',
+  },
+  PACKAGE_VERIFY_FAILED: {
+    retry: 'transient',
+    area: pkg,
+    summary: 'after apt-get, dpkg-query shows another version than the one asked for',
+    fix: 'read the message; a pin or a hold on the node may stop the change',
+  },
+  PACKAGES_FAILED: {
+    retry: 'transient',
+    area: pkg,
+    summary: 'package changes failed on some nodes of a cluster',
+    fix: 'the message lists each node and why; the others were changed',
+  },
+  FACTS_FAILED: {
+    retry: 'transient',
+    area: pkg,
+    summary: 'installed package versions could not be read from a node',
+    fix: 'read the message; the node is reported as unreachable',
+  },
+
+  // --- publishing
+  PUBLISH_FAILED: {
+    retry: 'transient',
+    area: pub,
+    summary: 'the kubeconfig Secret or the node ConfigMap could not be written',
+    fix: "read the message; check bpa's RBAC in the bootstrap namespace",
+  },
+  PUBLISH_CONFLICT: {
+    retry: 'stalled',
+    area: pub,
+    summary: 'a Secret or ConfigMap with that name exists and was not created by bpa',
+    fix: 'delete or rename it',
+  },
+  PUBLISH_INVALID: {
+    retry: 'stalled',
+    area: pub,
+    summary: 'what the installer left cannot be published (an empty or oversized kubeconfig)',
+    fix: 'read the message',
+  },
+
+  // --- reconcile and serve
+  APPLY_FAILED: {
+    retry: 'transient',
+    area: rec,
+    summary: 'an action failed; the cluster report names the action and the step',
+    fix: 'read the error of the failed action in status/<cluster>.yaml',
+  },
+  STEP_FAILED: {
+    retry: 'transient',
+    area: rec,
+    summary: 'a journaled step failed without a more specific code',
+    fix: 'read the message',
+  },
+  RECONCILE_FAILED: {
+    retry: 'transient',
+    area: rec,
+    summary: 'a reconcile failed without a more specific code',
+    fix: 'read the message',
+  },
+  RECONCILE_CRASHED: {
+    retry: 'transient',
+    area: rec,
+    summary: 'a reconcile threw something bpa did not expect (a bug)',
+    fix: 'report it with the log',
+  },
+  SHUTDOWN: {
+    retry: 'transient',
+    area: rec,
+    summary: 'bpa serve is stopping; no new reconcile starts',
+    fix: 'nothing',
+  },
+} as const satisfies Record<string, RuntimeCodeInfo>;
+
+export type RuntimeCode = keyof typeof RUNTIME_CODES;
+
+export function isRuntimeCode(code: string): code is RuntimeCode {
+  return Object.prototype.hasOwnProperty.call(RUNTIME_CODES, code);
+}
+
+export function runtimeCodeInfo(code: RuntimeCode): RuntimeCodeInfo {
+  return RUNTIME_CODES[code];
+}
