@@ -303,7 +303,7 @@ async function benchNoopPoll(
   const kinds = [...new Set(reqs.map(reqText))];
 
   console.log(
-    `\n(a) no-op poll (remote unchanged), ${polls} consecutive polls of bpa serve --interval 200ms`,
+    `\n(a) no-op poll (remote unchanged), ${polls} consecutive polls of bpa serve (one signed webhook every 200 ms)`,
   );
   console.log(
     '    method: a 1-host lab, one cluster applied by the reference installer at startup; two consistent snapshots (scheduler idle, bpa_reconcile_total equal before and after) around the polls; requests from the git server\'s log; duration from /metrics bpa_reconcile_duration_seconds{result="skipped"} (delta sum / delta count); SSH from the lab hosts\' sshd logs (LogLevel VERBOSE, one "Connection from" line per accepted connection) plus established :22 sockets (ss in each host\'s netns)',
@@ -386,7 +386,7 @@ async function benchRss(serve: Serve, intervalMs: number, cycles: number): Promi
   const lo = Math.min(...later.map((s) => s.rss));
   const hi = Math.max(...later.map((s) => s.rss));
   console.log(
-    `\n(d) RSS of bpa serve (pid ${pid}, ${comm}) over ${cycles} cycles, --interval ${intervalMs}ms (${seconds.toFixed(0)} s; ${failed} failed cycles)`,
+    `\n(d) RSS of bpa serve (pid ${pid}, ${comm}) over ${cycles} cycles, one signed webhook every ${intervalMs} ms (${seconds.toFixed(0)} s; ${failed} failed cycles)`,
   );
   console.log(
     `    method: VmRSS from /proc/<pid>/status whenever bpa_reconcile_total (all results, the startup reconcile is cycle 1) passes a multiple of ${RSS_EVERY}; /metrics scraped every 250 ms; heap = bpa_nodejs_heap_size_used_bytes from the same scrape`,
@@ -410,6 +410,24 @@ async function benchRss(serve: Serve, intervalMs: number, cycles: number): Promi
 }
 
 // ---------------------------------------------------------------------------------------------
+/**
+ * Sends a signed push notification every `everyMs` until stopped: each starts a reconcile of
+ * an unchanged remote, a no-op poll (notifications that arrive while one runs are coalesced).
+ */
+function pumpWebhooks(url: string, everyMs: number): () => Promise<void> {
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      await sendPush(url, SECRET).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+  };
+}
+
 // (c) webhook push to the start of apply.
 
 async function webhook(url: string): Promise<{ status: number; sentAt: number }> {
@@ -660,19 +678,29 @@ async function main(): Promise<number> {
       const sshBefore = await sshConnections(lab.hosts);
       // Each figure has a serve process of its own; they share the state directory, so only the
       // first one provisions the cluster.
+      // Polls are driven by signed webhooks (the same reconcile as an interval poll): the
+      // interval has a 10 s minimum, far too slow for hundreds of cycles.
       if (only.has('a')) {
-        await run(['--interval', '200ms'], async (serve) => {
+        await run(['--interval', '1h'], async (serve) => {
           await waitReady(serve);
+          const stop = pumpWebhooks(serve.url, 200);
+          cleanups.push(stop);
           const first = await status(serve.url);
           if (first.lastReconcile?.result !== 'applied')
             throw new Error(`the first reconcile was ${first.lastReconcile?.result}, not applied`);
           await benchNoopPoll(serve, git, lab, (await sshConnections(lab.hosts)) - sshBefore);
+          cleanups.pop();
+          await stop();
         });
       }
       if (only.has('d')) {
-        await run(['--interval', '100ms'], async (serve) => {
+        await run(['--interval', '1h'], async (serve) => {
           await waitReady(serve);
+          const stop = pumpWebhooks(serve.url, 100);
+          cleanups.push(stop);
           await benchRss(serve, 100, cycles);
+          cleanups.pop();
+          await stop();
         });
       }
       if (only.has('c')) {

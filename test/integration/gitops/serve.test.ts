@@ -53,7 +53,7 @@ describe('bpa serve', function () {
       '--listen',
       '127.0.0.1:0',
       '--interval',
-      '4s',
+      '10s',
       '--webhook-secret-file',
       join(tmp, 'secret'),
       ...labArgs(lab, join(tmp, 'state')).filter((a) => a !== '--log-level' && a !== 'info'),
@@ -170,6 +170,8 @@ describe('bpa serve', function () {
   it('git server down: failures back off; once it is back, the loop recovers', async () => {
     await git.down();
     try {
+      // A push notification while the server is down: the reconcile it starts fails.
+      assert.equal((await sendPush(url, SECRET)).status, 202);
       await waitFor(
         'a failed reconcile',
         async () => {
