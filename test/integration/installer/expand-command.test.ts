@@ -19,7 +19,7 @@ function rejects(template: string, v: Partial<InstallerVars>, pattern: RegExp): 
     () => expandCommand(template, { ...vars, ...v }),
     (err: unknown) => {
       assert.ok(err instanceof BpaError, `not a BpaError: ${String(err)}`);
-      assert.equal(err.code, 'INVALID_INSTALLER_COMMAND');
+      assert.equal(err.code, 'INSTALLER_COMMAND_INVALID');
       assert.equal(err.retry, 'stalled');
       assert.match(err.message, pattern);
       return true;

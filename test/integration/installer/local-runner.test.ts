@@ -197,7 +197,7 @@ describe('runLocalInstaller', function () {
       code: 'INSTALLER_CWD_MISSING',
     });
     await assert.rejects(runLocalInstaller([path], options({ logName: '../escape.log' })), {
-      code: 'INVALID_INSTALLER_COMMAND',
+      code: 'INSTALLER_COMMAND_INVALID',
     });
   });
 
