@@ -1,6 +1,13 @@
 // A Kubernetes API server that speaks just enough of the real protocol (JSON over HTTP, list
 // pagination, selectors, watch with resourceVersion, Status errors) for bpa's tests to drive it
 // through the real @kubernetes/client-node. It keeps everything in memory; nothing is persisted.
+//
+// Where kube-apiserver's behaviour has bitten bpa, the fake does the same: DeleteOptions are
+// read from the body of a DELETE and from its query only when it has no body; a batch/v1 Job
+// orphans its pods unless told otherwise, and a garbage collector orphans or deletes
+// dependents; the log of a pod with no node is 204 without a Content-Type; a namespace that
+// does not exist lists as empty; custom resources of a CRD created through the API are
+// pruned and validated against its schema (kube-crd-schema.ts).
 import http from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
