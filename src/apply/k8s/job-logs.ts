@@ -70,11 +70,6 @@ export async function collectJobLogs(
   return tailBytes(parts.join(''), limits.maxBytes);
 }
 
-/**
- * The Job controller always names the Job as owner of its pods; a pod with the label but
- * without that owner belongs to an earlier Job of the same name (orphaned when it was
- * deleted), and its log is not this run's.
- */
 interface LogRequest {
   name: string;
   namespace: string;
@@ -119,6 +114,11 @@ async function readPodLog(core: CoreV1Api, req: LogRequest): Promise<string | un
   return noContent ? undefined : text;
 }
 
+/**
+ * The Job controller always names the Job as owner of its pods; a pod with the label but
+ * without that owner belongs to an earlier Job of the same name (orphaned when it was
+ * deleted), and its log is not this run's.
+ */
 function ownedBy(pod: V1Pod, jobUid: string | undefined): boolean {
   if (!jobUid) return true;
   return (pod.metadata?.ownerReferences ?? []).some((o) => o.uid === jobUid);
