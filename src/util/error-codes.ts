@@ -266,8 +266,8 @@ export const RUNTIME_CODES = {
     retry: 'transient',
     area: kube,
     summary:
-      'BareMetalHosts cannot be listed from the Kubernetes API (refused connection, 401, 403, 404 or a server error)',
-    fix: 'the message says which; 401/403: check the credentials and RBAC, 404: is metal3 installed',
+      'BareMetalHosts cannot be listed from the Kubernetes API: a refused connection, 401, 403 (RBAC), 404 (the metal3 API is not served), a configured namespace that does not exist, or a server error',
+    fix: "the message says which: check the credentials, grant list on baremetalhosts and hardwaredata (and get on namespaces) to bpa's service account, install metal3's CRDs, or fix spec.inventory.namespaces (BPA_NAMESPACES, --namespace); server errors are retried",
   },
   KUBE_API_ERROR: {
     retry: 'transient',

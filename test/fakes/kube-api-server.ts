@@ -1,12 +1,27 @@
 // A Kubernetes API server that speaks just enough of the real protocol (JSON over HTTP, list
 // pagination, selectors, watch with resourceVersion, Status errors) for bpa's tests to drive it
 // through the real @kubernetes/client-node. It keeps everything in memory; nothing is persisted.
+//
+// Where kube-apiserver's behaviour has bitten bpa, the fake does the same: DeleteOptions are
+// read from the body of a DELETE and from its query only when it has no body; a batch/v1 Job
+// orphans its pods unless told otherwise, and a garbage collector orphans or deletes
+// dependents; the log of a pod with no node is 204 without a Content-Type; a namespace that
+// does not exist lists as empty; custom resources of a CRD created through the API are
+// pruned and validated against its schema (kube-crd-schema.ts).
 import http from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  type CrdSchema,
+  type FieldError,
+  fieldErrorText,
+  pruneNonNullableNulls,
+  pruneUnknownFields,
+  validateAgainstSchema,
+} from './kube-crd-schema.js';
 import { kubeConfigFor, writeKubeconfig } from './kubeconfig.js';
 
 export interface ObjectMeta {
@@ -45,6 +60,8 @@ export interface ResourceType {
   builtin: boolean;
   /** DELETE answers with the deleted object (pods, custom resources) instead of a Status. */
   returnsDeletedObject: boolean;
+  /** The CRD's openAPIV3Schema: writes are pruned and validated against it, as the real server does. */
+  schema?: CrdSchema;
 }
 
 export interface FakeKubeOptions {
@@ -60,6 +77,11 @@ export interface FakeKubeOptions {
   resources?: ResourceType[];
   /** Clock for creationTimestamp/deletionTimestamp. */
   now?: () => Date;
+  /**
+   * Delay before the garbage collector acts on a deletion (orphaning or deleting dependents,
+   * then lifting its finalizer), as the real one does shortly after the DELETE (default 0).
+   */
+  gcDelayMs?: number;
 }
 
 export interface RecordedRequest {
@@ -135,6 +157,17 @@ export const DEFAULT_RESOURCES: readonly ResourceType[] = [
   { ...core('pods', 'pod', 'Pod', true, true), returnsDeletedObject: true },
   builtin('batch', 'v1', 'jobs', 'job', 'Job', true),
   builtin('coordination.k8s.io', 'v1', 'leases', 'lease', 'Lease', false),
+  {
+    ...builtin(
+      'apiextensions.k8s.io',
+      'v1',
+      'customresourcedefinitions',
+      'customresourcedefinition',
+      'CustomResourceDefinition',
+      true,
+    ),
+    namespaced: false,
+  },
   custom('metal3.io', 'v1alpha1', 'baremetalhosts', 'baremetalhost', 'BareMetalHost', true),
   custom('metal3.io', 'v1alpha1', 'hardwaredata', 'hardwaredata', 'HardwareData', false),
 ];
@@ -253,13 +286,14 @@ class FakeKubeServer implements FakeKube {
   readonly requests: RecordedRequest[] = [];
 
   private readonly server = http.createServer((req, res) => void this.handle(req, res));
-  private readonly types: ResourceType[];
+  private types: ResourceType[];
   private readonly objects = new Map<ResourceType, Map<string, KubeObject>>();
   private readonly logs = new Map<string, string>();
   private readonly history: StoredEvent[] = [];
   private readonly watchers = new Set<Watcher>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private faults: Fault[] = [];
+  private gcPending = false;
   private rv = 0;
   // Events at or below this resourceVersion have been dropped from the history.
   private compactedRv = 0;
@@ -420,6 +454,10 @@ class FakeKubeServer implements FakeKube {
     if (type === 'DELETED') this.bucket(rt).delete(key);
     else this.bucket(rt).set(key, next);
     if (type === 'DELETED' && rt.kind === 'Pod') this.logs.delete(key);
+    if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition')
+      this.serveCrd(type, next);
+    // Any deletion may leave dependents without an owner: the collector has a look.
+    if (type === 'DELETED') this.scheduleGc();
 
     const event: StoredEvent = { rv: this.rv, type, rt, object: structuredClone(next), previous };
     this.history.push(event);
@@ -437,6 +475,7 @@ class FakeKubeServer implements FakeKube {
     ns: string | undefined,
     body: unknown,
     mode: WriteMode,
+    fieldValidation?: string,
   ): KubeObject {
     const obj = asObject(body, rt);
     checkTypeMeta(obj, rt);
@@ -459,6 +498,7 @@ class FakeKubeServer implements FakeKube {
         `${rt.kind} "" is invalid: metadata.name: Required value: name or generateName is required`,
       );
     }
+    if (mode !== 'direct') admitCustom(rt, obj, meta.name, fieldValidation);
     if (this.bucket(rt).has(objectKey(meta.namespace, meta.name))) {
       throw new StatusError(
         409,
@@ -482,6 +522,7 @@ class FakeKubeServer implements FakeKube {
     name: string,
     body: unknown,
     mode: WriteMode,
+    fieldValidation?: string,
   ): KubeObject {
     const current = this.bucket(rt).get(objectKey(ns, name));
     if (!current) throw notFound(rt, name);
@@ -523,6 +564,7 @@ class FakeKubeServer implements FakeKube {
       const generation = current.metadata.generation ?? 1;
       meta.generation = specChanged(current, next) ? generation + 1 : generation;
     }
+    if (mode !== 'direct') admitCustom(rt, next, name, fieldValidation);
     prepareForWrite(rt, next);
     meta.resourceVersion = current.metadata.resourceVersion;
 
@@ -541,6 +583,7 @@ class FakeKubeServer implements FakeKube {
     contentType: string,
     patch: unknown,
     mode: WriteMode,
+    fieldValidation?: string,
   ): KubeObject {
     const current = this.bucket(rt).get(objectKey(ns, name));
     if (!current) throw notFound(rt, name);
@@ -561,13 +604,27 @@ class FakeKubeServer implements FakeKube {
     }
     // The stored resourceVersion survives the patch unless the patch names one: then it is a
     // precondition, exactly as on a real server.
-    return this.replace(rt, ns, name, result, mode === 'status' ? 'status' : 'main');
+    return this.replace(
+      rt,
+      ns,
+      name,
+      result,
+      mode === 'status' ? 'status' : 'main',
+      fieldValidation,
+    );
   }
 
-  private remove(rt: ResourceType, ns: string | undefined, name: string, body: unknown): unknown {
+  private remove(
+    rt: ResourceType,
+    ns: string | undefined,
+    name: string,
+    body: unknown,
+    query: Record<string, string>,
+  ): { code: number; body: unknown } {
     const current = this.bucket(rt).get(objectKey(ns, name));
     if (!current) throw notFound(rt, name);
-    const pre = isRecord(body) && isRecord(body.preconditions) ? body.preconditions : {};
+    const opts = deleteOptions(body, query);
+    const pre = opts.preconditions;
     if (
       (pre.resourceVersion !== undefined &&
         pre.resourceVersion !== current.metadata.resourceVersion) ||
@@ -575,21 +632,164 @@ class FakeKubeServer implements FakeKube {
     ) {
       throw conflict(rt, name);
     }
-    if ((current.metadata.finalizers ?? []).length > 0) {
-      if (current.metadata.deletionTimestamp) return structuredClone(current);
-      const next = structuredClone(current);
-      next.metadata.deletionTimestamp = this.now();
-      return this.commit(rt, 'MODIFIED', next, current);
+    if (opts.dryRun) return { code: 200, body: structuredClone(current) };
+    const policy = opts.propagationPolicy ?? defaultPropagation(rt);
+    const { gone, obj } = this.deleteObject(rt, current, policy);
+    if (!gone) {
+      // 202 only where the real server sends it: a cascading delete asked for the old way.
+      return { code: opts.orphanDependents === false ? 202 : 200, body: obj };
     }
-    const deleted = this.commit(rt, 'DELETED', structuredClone(current), current);
-    if (rt.returnsDeletedObject) return deleted;
+    if (rt.returnsDeletedObject) return { code: 200, body: obj };
     return {
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Success',
-      details: { ...details(rt, name), uid: current.metadata.uid },
+      code: 200,
+      body: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
+        details: { ...details(rt, name), uid: current.metadata.uid },
+      },
     };
+  }
+
+  /**
+   * Deletes as the real registry does: Orphan and Foreground deletions put the garbage
+   * collector's finalizer (`orphan`, `foregroundDeletion`) on the object, and any finalizer
+   * postpones the deletion to when the last one is lifted.
+   */
+  private deleteObject(
+    rt: ResourceType,
+    current: KubeObject,
+    policy: Propagation,
+  ): { gone: boolean; obj: KubeObject } {
+    const finalizers = [...(current.metadata.finalizers ?? [])];
+    const gcFinalizer = GC_FINALIZERS[policy];
+    if (gcFinalizer && !finalizers.includes(gcFinalizer)) finalizers.push(gcFinalizer);
+    if (finalizers.length === 0)
+      return { gone: true, obj: this.commit(rt, 'DELETED', structuredClone(current), current) };
+    const unchanged =
+      current.metadata.deletionTimestamp !== undefined &&
+      finalizers.length === (current.metadata.finalizers ?? []).length;
+    if (unchanged) return { gone: false, obj: structuredClone(current) };
+    const next = structuredClone(current);
+    next.metadata.finalizers = finalizers;
+    next.metadata.deletionTimestamp = current.metadata.deletionTimestamp ?? this.now();
+    const stored = this.commit(rt, 'MODIFIED', next, current);
+    this.scheduleGc();
+    return { gone: false, obj: stored };
+  }
+
+  // --- garbage collector ------------------------------------------------------------------------
+
+  private scheduleGc(): void {
+    if (this.stopped || this.gcPending) return;
+    this.gcPending = true;
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      this.gcPending = false;
+      if (!this.stopped) this.collectGarbage();
+    }, this.opts.gcDelayMs ?? 0);
+    this.timers.add(t);
+  }
+
+  private everything(): Array<{ rt: ResourceType; obj: KubeObject }> {
+    return [...this.objects.entries()].flatMap(([rt, bucket]) =>
+      [...bucket.values()].map((obj) => ({ rt, obj })),
+    );
+  }
+
+  private dependentsOf(uid: string | undefined): Array<{ rt: ResourceType; obj: KubeObject }> {
+    return this.everything().filter(({ obj }) => ownerUids(obj).includes(uid ?? '\u0000'));
+  }
+
+  /**
+   * One pass of the garbage collector: an owner deleted with `orphan` loses its owner
+   * references from its dependents, one deleted with `foregroundDeletion` loses its
+   * dependents, and then the finalizer is lifted; a dependent whose owners are all gone is
+   * deleted (Background).
+   */
+  private collectGarbage(): void {
+    for (const { rt, obj } of this.everything()) {
+      const finalizers = obj.metadata.finalizers ?? [];
+      if (!obj.metadata.deletionTimestamp) continue;
+      const uid = obj.metadata.uid;
+      if (finalizers.includes('orphan')) {
+        for (const dep of this.dependentsOf(uid)) {
+          const next = structuredClone(dep.obj);
+          const refs = ((next.metadata.ownerReferences ?? []) as unknown[]).filter(
+            (r) => !(isRecord(r) && r.uid === uid),
+          );
+          if (refs.length > 0) next.metadata.ownerReferences = refs;
+          else delete next.metadata.ownerReferences;
+          this.commit(dep.rt, 'MODIFIED', next, dep.obj);
+        }
+        this.liftFinalizer(rt, obj, 'orphan');
+      } else if (finalizers.includes('foregroundDeletion')) {
+        for (const dep of this.dependentsOf(uid)) {
+          const current = this.bucket(dep.rt).get(keyString(dep.obj));
+          if (current) this.deleteObject(dep.rt, current, 'Foreground');
+        }
+        if (this.dependentsOf(uid).length === 0) this.liftFinalizer(rt, obj, 'foregroundDeletion');
+      }
+    }
+    const alive = new Set(this.everything().map(({ obj }) => obj.metadata.uid));
+    for (const { rt, obj } of this.everything()) {
+      const owners = ownerUids(obj);
+      if (owners.length === 0 || obj.metadata.deletionTimestamp) continue;
+      if (owners.some((uid) => alive.has(uid))) continue;
+      const current = this.bucket(rt).get(keyString(obj));
+      if (current) this.deleteObject(rt, current, 'Background');
+    }
+  }
+
+  private liftFinalizer(rt: ResourceType, obj: KubeObject, finalizer: string): void {
+    const current = this.bucket(rt).get(keyString(obj));
+    if (!current) return;
+    const next = structuredClone(current);
+    next.metadata.finalizers = (current.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+    if (next.metadata.finalizers.length === 0) {
+      delete next.metadata.finalizers;
+      this.commit(rt, 'DELETED', next, current);
+    } else {
+      this.commit(rt, 'MODIFIED', next, current);
+    }
+  }
+
+  // --- custom resource definitions ---------------------------------------------------------------
+
+  /** A stored CRD serves its kind at once (a real server takes a moment to establish it). */
+  private serveCrd(type: WatchEventType, crd: KubeObject): void {
+    const spec = isRecord(crd.spec) ? crd.spec : {};
+    const names = isRecord(spec.names) ? spec.names : {};
+    const group = String(spec.group ?? '');
+    const plural = String(names.plural ?? '');
+    const kind = String(names.kind ?? '');
+    const versions = Array.isArray(spec.versions) ? spec.versions.filter(isRecord) : [];
+    const served = type === 'DELETED' ? [] : versions.filter((v) => v.served === true);
+    for (const rt of this.types.filter((t) => t.group === group && t.plural === plural)) {
+      if (served.some((v) => v.name === rt.version)) continue;
+      this.types = this.types.filter((t) => t !== rt);
+      this.objects.delete(rt);
+    }
+    for (const v of served) {
+      const schemaDoc = isRecord(v.schema) ? v.schema.openAPIV3Schema : undefined;
+      const statusSubresource = isRecord(v.subresources) && isRecord(v.subresources.status);
+      const singular = String(names.singular ?? kind.toLowerCase());
+      const next: ResourceType = {
+        ...custom(group, String(v.name), plural, singular, kind, statusSubresource),
+        namespaced: spec.scope !== 'Cluster',
+      };
+      if (isRecord(schemaDoc)) next.schema = structuredClone(schemaDoc) as CrdSchema;
+      const existing = this.types.find(
+        (t) => t.group === group && t.version === next.version && t.plural === plural,
+      );
+      if (existing) {
+        delete existing.schema;
+        Object.assign(existing, next);
+      } else {
+        this.types.push(next);
+      }
+    }
   }
 
   // --- HTTP ------------------------------------------------------------------------------------
@@ -745,7 +945,7 @@ class FakeKubeServer implements FakeKube {
       if (method === 'GET' && watch) return this.startWatch(res, rt, ns, query);
       if (method === 'GET') return sendJson(res, 200, this.listResponse(rt, ns, query));
       if (method === 'POST' && (ns !== undefined || !rt.namespaced)) {
-        return sendJson(res, 201, this.create(rt, ns, body, 'main'));
+        return sendJson(res, 201, this.create(rt, ns, body, 'main', query.fieldValidation));
       }
       throw methodNotAllowed(method);
     }
@@ -757,17 +957,38 @@ class FakeKubeServer implements FakeKube {
         });
       }
       if (method === 'GET') return sendJson(res, 200, this.read(rt, ns, name));
-      if (method === 'PUT') return sendJson(res, 200, this.replace(rt, ns, name, body, 'main'));
-      if (method === 'PATCH')
-        return sendJson(res, 200, this.patch(rt, ns, name, contentType, body, 'main'));
-      if (method === 'DELETE') return sendJson(res, 200, this.remove(rt, ns, name, body));
+      if (method === 'PUT')
+        return sendJson(res, 200, this.replace(rt, ns, name, body, 'main', query.fieldValidation));
+      if (method === 'PATCH') {
+        const patched = this.patch(rt, ns, name, contentType, body, 'main', query.fieldValidation);
+        return sendJson(res, 200, patched);
+      }
+      if (method === 'DELETE') {
+        const answer = this.remove(rt, ns, name, body, query);
+        return sendJson(res, answer.code, answer.body);
+      }
       throw methodNotAllowed(method);
     }
     if (sub === 'status' && rt.statusSubresource) {
       if (method === 'GET') return sendJson(res, 200, this.read(rt, ns, name));
-      if (method === 'PUT') return sendJson(res, 200, this.replace(rt, ns, name, body, 'status'));
-      if (method === 'PATCH')
-        return sendJson(res, 200, this.patch(rt, ns, name, contentType, body, 'status'));
+      if (method === 'PUT')
+        return sendJson(
+          res,
+          200,
+          this.replace(rt, ns, name, body, 'status', query.fieldValidation),
+        );
+      if (method === 'PATCH') {
+        const patched = this.patch(
+          rt,
+          ns,
+          name,
+          contentType,
+          body,
+          'status',
+          query.fieldValidation,
+        );
+        return sendJson(res, 200, patched);
+      }
       throw methodNotAllowed(method);
     }
     if (sub === 'log' && rt.group === '' && rt.plural === 'pods' && method === 'GET') {
@@ -892,7 +1113,22 @@ class FakeKubeServer implements FakeKube {
     name: string,
     query: Record<string, string>,
   ): void {
-    if (!this.bucket(pods).has(objectKey(ns, name))) throw notFound(pods, name);
+    const pod = this.bucket(pods).get(objectKey(ns, name));
+    if (!pod) throw notFound(pods, name);
+    const podSpec = isRecord(pod.spec) ? pod.spec : {};
+    const names = [podSpec.containers, podSpec.initContainers]
+      .flatMap((list) => (Array.isArray(list) ? list : []))
+      .map((c: unknown) => (isRecord(c) ? String(c.name) : ''));
+    if (query.container !== undefined && names.length > 0 && !names.includes(query.container)) {
+      throw new StatusError(400, `container ${query.container} is not valid for pod ${name}`);
+    }
+    if (typeof podSpec.nodeName !== 'string' || podSpec.nodeName === '') {
+      // A pod not yet scheduled has no kubelet to ask: the real server answers 204 No Content,
+      // with no body and no Content-Type.
+      res.writeHead(204);
+      res.end();
+      return;
+    }
     let text = this.logs.get(objectKey(ns, name)) ?? '';
     if (query.tailLines !== undefined) {
       const n = Number(query.tailLines);
@@ -979,6 +1215,121 @@ function qualified(rt: ResourceType): string {
 
 function details(rt: ResourceType, name: string): Record<string, unknown> {
   return { name, group: rt.group, kind: rt.plural };
+}
+
+type Propagation = 'Orphan' | 'Background' | 'Foreground';
+
+const GC_FINALIZERS: Record<Propagation, string | undefined> = {
+  Orphan: 'orphan',
+  Foreground: 'foregroundDeletion',
+  Background: undefined,
+};
+
+/** batch/v1 Jobs orphan their pods unless told otherwise, for compatibility; the rest cascade. */
+function defaultPropagation(rt: ResourceType): Propagation {
+  return rt.group === 'batch' && rt.version === 'v1' && rt.kind === 'Job' ? 'Orphan' : 'Background';
+}
+
+interface DeleteOpts {
+  propagationPolicy?: Propagation;
+  orphanDependents?: boolean;
+  preconditions: { uid?: unknown; resourceVersion?: unknown };
+  dryRun: boolean;
+}
+
+/**
+ * DeleteOptions as the real server reads them (k8s.io/apiserver, handlers/delete.go): from the
+ * body when the request has one, and from the query parameters only when it has none. A
+ * policy sent as a query parameter beside a body is silently ignored.
+ */
+function deleteOptions(body: unknown, query: Record<string, string>): DeleteOpts {
+  let src: Record<string, unknown>;
+  if (body !== undefined) {
+    if (!isRecord(body))
+      throw new StatusError(400, 'the body of a DELETE must be a DeleteOptions object');
+    src = body;
+  } else {
+    src = {};
+    if (query.propagationPolicy !== undefined) src.propagationPolicy = query.propagationPolicy;
+    if (query.orphanDependents !== undefined)
+      src.orphanDependents = query.orphanDependents === 'true';
+    if (query.dryRun !== undefined) src.dryRun = [query.dryRun];
+  }
+  const invalid = (msg: string): StatusError =>
+    new StatusError(422, `DeleteOptions.meta.k8s.io "" is invalid: ${msg}`);
+  const opts: DeleteOpts = {
+    preconditions: isRecord(src.preconditions) ? src.preconditions : {},
+    dryRun: Array.isArray(src.dryRun) && src.dryRun.includes('All'),
+  };
+  const policy = src.propagationPolicy;
+  if (policy !== undefined && policy !== null) {
+    if (policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
+      throw invalid(
+        `propagationPolicy: Unsupported value: ${JSON.stringify(policy)}: supported values: "Foreground", "Background", "Orphan"`,
+      );
+    }
+    opts.propagationPolicy = policy;
+  }
+  if (typeof src.orphanDependents === 'boolean') {
+    if (opts.propagationPolicy !== undefined) {
+      throw invalid(
+        `propagationPolicy: Invalid value: "${opts.propagationPolicy}": orphanDependents and deletionPropagation cannot be both set`,
+      );
+    }
+    opts.orphanDependents = src.orphanDependents;
+    opts.propagationPolicy = src.orphanDependents ? 'Orphan' : 'Background';
+  }
+  return opts;
+}
+
+function ownerUids(o: KubeObject): string[] {
+  const refs = o.metadata.ownerReferences;
+  if (!Array.isArray(refs)) return [];
+  return refs.flatMap((r: unknown) => (isRecord(r) && typeof r.uid === 'string' ? [r.uid] : []));
+}
+
+function keyString(o: KubeObject): string {
+  return objectKey(o.metadata.namespace, o.metadata.name ?? '');
+}
+
+/**
+ * What the API server does to a custom resource before storing it: prune what the schema
+ * does not declare (refuse it with fieldValidation=Strict), drop nulls it does not allow,
+ * validate. Types without a schema (no CRD given) are stored as sent.
+ */
+function admitCustom(
+  rt: ResourceType,
+  obj: KubeObject,
+  name: string,
+  fieldValidation: string | undefined,
+): void {
+  if (!rt.schema) return;
+  const unknown = pruneUnknownFields(obj, rt.schema);
+  if (fieldValidation === 'Strict' && unknown.length > 0) {
+    throw new StatusError(
+      400,
+      `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`,
+    );
+  }
+  pruneNonNullableNulls(obj, rt.schema);
+  const errors = validateAgainstSchema(obj, rt.schema);
+  if (errors.length > 0) throw invalidObject(rt, name, errors);
+}
+
+function invalidObject(rt: ResourceType, name: string, errors: FieldError[]): StatusError {
+  const texts = errors.map(fieldErrorText);
+  const what = rt.group ? `${rt.kind}.${rt.group}` : rt.kind;
+  return new StatusError(
+    422,
+    `${what} "${name}" is invalid: ${texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`}`,
+    'Invalid',
+    {
+      name,
+      group: rt.group,
+      kind: rt.kind,
+      causes: errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field })),
+    },
+  );
 }
 
 function notFound(rt: ResourceType, name: string): StatusError {
@@ -1081,6 +1432,18 @@ function prepareForWrite(rt: ResourceType, obj: KubeObject): void {
   }
   if (rt.group === '' && rt.kind === 'Namespace' && obj.status === undefined)
     obj.status = { phase: 'Active' };
+  if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
+    const spec = isRecord(obj.spec) ? obj.spec : {};
+    const versions = Array.isArray(spec.versions) ? spec.versions.filter(isRecord) : [];
+    obj.status = {
+      conditions: [
+        { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts' },
+        { type: 'Established', status: 'True', reason: 'InitialNamesAccepted' },
+      ],
+      acceptedNames: spec.names ?? {},
+      storedVersions: versions.filter((v) => v.storage === true).map((v) => v.name),
+    };
+  }
 }
 
 function specChanged(a: KubeObject, b: KubeObject): boolean {

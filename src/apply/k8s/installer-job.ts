@@ -199,12 +199,14 @@ export async function runInstallerJob(
 
   if (job && opts.retryFailed && jobState(job)?.succeeded === false) {
     try {
+      // The policy goes in the DeleteOptions body: a server reads the query parameters only
+      // when a DELETE has no body, and a Job deleted without a policy orphans its pods,
+      // whose logs the next run would then read as its own.
       await batch.deleteNamespacedJob(
         {
           name,
           namespace: ns,
-          propagationPolicy: 'Background',
-          body: { preconditions: { uid: job.metadata?.uid } },
+          body: { propagationPolicy: 'Background', preconditions: { uid: job.metadata?.uid } },
         },
         signal ? abortable(signal) : undefined,
       );

@@ -1,4 +1,4 @@
-import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { StalledError, TransientError } from '../../util/errors.js';
 import type { Metal3Object } from './hosts.js';
 
@@ -21,21 +21,18 @@ interface ListPage {
 /**
  * Lists BareMetalHosts and HardwareData through the Kubernetes API, page by page. A missing
  * HardwareData API (older metal3) is not an error: hardware then comes from the hosts'
- * status. Errors name the cause: RBAC (403), a missing API or namespace (404), a server
- * fault (5xx, transient).
+ * status. Errors name the cause: RBAC (403), a missing API (404), a configured namespace
+ * that does not exist, a server fault (5xx, transient).
  */
 export async function listMetal3Objects(opts: KubernetesInventoryOptions): Promise<Metal3Object[]> {
   const api = opts.kubeConfig.makeApiClient(CustomObjectsApi);
   const namespaces = opts.namespaces.length ? [...opts.namespaces] : [undefined];
   const objects: Metal3Object[] = [];
   for (const namespace of namespaces) {
-    for (const item of await listAll(
-      api,
-      'baremetalhosts',
-      namespace,
-      opts.pageSize ?? 500,
-      true,
-    )) {
+    const hosts = await listAll(api, 'baremetalhosts', namespace, opts.pageSize ?? 500, true);
+    if (hosts.length === 0 && namespace !== undefined)
+      await checkNamespace(opts.kubeConfig, namespace);
+    for (const item of hosts) {
       objects.push({
         ...item,
         kind: 'BareMetalHost',
@@ -51,6 +48,27 @@ export async function listMetal3Objects(opts: KubernetesInventoryOptions): Promi
     }
   }
   return objects;
+}
+
+/**
+ * The API server lists a namespace that does not exist as empty, exactly like one without
+ * hosts. When a configured namespace gives no BareMetalHost, bpa asks whether it exists, so
+ * a misspelt namespace stops with its name instead of planning against no hosts. When the
+ * answer is not a clear 404 (no permission to read namespaces, a busy server), the empty
+ * list stands.
+ */
+async function checkNamespace(kc: KubeConfig, namespace: string): Promise<void> {
+  try {
+    await kc.makeApiClient(CoreV1Api).readNamespace({ name: namespace });
+  } catch (err: unknown) {
+    if (err instanceof ApiException && err.code === 404) {
+      throw new StalledError(
+        'INVENTORY_UNAVAILABLE',
+        `cannot list baremetalhosts.${METAL3_GROUP} in namespace ${namespace}: the namespace does not exist; check the inventory namespaces (Site spec.inventory.namespaces, BPA_NAMESPACES or --namespace)`,
+        { cause: err },
+      );
+    }
+  }
 }
 
 async function listAll(
@@ -107,7 +125,7 @@ function explain(err: unknown, what: string): Error {
       case 404:
         return new StalledError(
           'INVENTORY_UNAVAILABLE',
-          `cannot list ${what}: not found (404)${reason}; is metal3 installed and does the namespace exist?`,
+          `cannot list ${what}: not found (404)${reason}; the ${METAL3_GROUP}/${METAL3_VERSION} API is not served: is metal3 installed (its CRDs)?`,
           { cause: err },
         );
       default:

@@ -8,7 +8,7 @@ import { bpa, labArgs, labReady, waitFor } from './harness.js';
 import { writeLabSite } from './lab-site.js';
 
 interface JobObject {
-  metadata: { name: string; labels?: Record<string, string> };
+  metadata: { name: string; uid: string; labels?: Record<string, string> };
   spec: {
     backoffLimit?: number;
     template: {
@@ -103,8 +103,17 @@ describe('apply: installer as a Kubernetes Job', function () {
         name: `${job.metadata.name}-x1`,
         namespace: 'bpa-system',
         labels: { 'job-name': job.metadata.name },
+        ownerReferences: [
+          {
+            apiVersion: 'batch/v1',
+            kind: 'Job',
+            name: job.metadata.name,
+            uid: job.metadata.uid,
+            controller: true,
+          },
+        ],
       },
-      spec: {},
+      spec: { nodeName: 'bootstrap-1', containers: [{ name: 'installer', image: 'kud:1' }] },
     });
     kube.setPodLog(
       'bpa-system',

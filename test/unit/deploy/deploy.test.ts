@@ -28,6 +28,7 @@ const RBAC_TABLE: ReadonlyArray<
 > = [
   ['cluster', 'metal3.io', 'baremetalhosts', 'list'],
   ['cluster', 'metal3.io', 'hardwaredata', 'list'],
+  ['cluster', '', 'namespaces', 'get'],
   ['namespace', '', 'secrets', 'get create update'],
   ['namespace', '', 'configmaps', 'get create update'],
   ['namespace', 'batch', 'jobs', 'get list watch create delete'],

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import {
   ApiException,
+  ApiextensionsV1Api,
   BatchV1Api,
   CoordinationV1Api,
   CoreV1Api,
@@ -10,7 +11,9 @@ import {
   makeInformer,
   PatchStrategy,
   Watch,
+  loadYaml,
   setHeaderOptions,
+  type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { startFakeKube, type FakeKube, type KubeObject } from '../../fakes/kube-api-server.js';
 import { kubeConfigFor } from '../../fakes/kubeconfig.js';
@@ -469,8 +472,10 @@ describe('fake Kubernetes API server (through @kubernetes/client-node)', () => {
       });
       fake.updateStatus('batch/v1', 'Job', NS, 'j1', { failed: 2 });
       await batch.deleteNamespacedJob({ name: 'j1', namespace: NS });
-      await waitUntil(() => seen.length >= 3);
-      assert.deepEqual(seen, ['add j1', 'update j1 2', 'delete j1']);
+      await waitUntil(() => seen.includes('delete j1'));
+      // A Job deleted without a policy is orphaned (batch/v1's default): the `orphan`
+      // finalizer is an update, then the garbage collector lifts it and the Job goes.
+      assert.deepEqual(seen, ['add j1', 'update j1 2', 'update j1 2', 'delete j1']);
       const watchReq = fake.requests.find((r) => r.query.watch === 'true');
       assert.ok(watchReq?.query.resourceVersion, 'the informer watches from a resourceVersion');
     } finally {
@@ -534,7 +539,7 @@ describe('fake Kubernetes API server (through @kubernetes/client-node)', () => {
         namespace: NS,
         labels: { 'job-name': 'install-edge' },
       },
-      spec: { containers: [{ name: 'kud', image: 'kud:1' }] },
+      spec: { nodeName: 'node-1', containers: [{ name: 'kud', image: 'kud:1' }] },
     });
     fake.setPodLog(NS, 'install-edge-x7k2p', 'TASK [kubespray]\nok: [n1]\nPLAY RECAP\n');
     const core = kc.makeApiClient(CoreV1Api);
@@ -591,3 +596,369 @@ async function waitUntil(cond: () => boolean, ms = 5000): Promise<void> {
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+describe('fake Kubernetes API server: behaviour of a real kube-apiserver', () => {
+  let fake: FakeKube;
+  let kc: KubeConfig;
+
+  beforeEach(async () => {
+    // A garbage collector that takes a moment, so the state between DELETE and its
+    // consequences can be seen.
+    fake = await startFakeKube({ gcDelayMs: 100 });
+    kc = fake.kubeConfig(NS);
+  });
+
+  afterEach(async () => {
+    await fake.stop();
+  });
+
+  /** A Job with one pod of its own, as the Job controller leaves them. */
+  async function jobWithPod(): Promise<{ uid: string; pod: string }> {
+    const batch = kc.makeApiClient(BatchV1Api);
+    const job = await batch.createNamespacedJob({
+      namespace: NS,
+      body: { metadata: { name: 'j1' }, spec: { template: {} } },
+    });
+    const uid = job.metadata?.uid ?? '';
+    fake.put({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'j1-abcde',
+        namespace: NS,
+        labels: { 'job-name': 'j1' },
+        ownerReferences: [
+          { apiVersion: 'batch/v1', kind: 'Job', name: 'j1', uid, controller: true },
+        ],
+      },
+      spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'x' }] },
+    });
+    return { uid, pod: 'j1-abcde' };
+  }
+
+  const pod = (name: string): KubeObject | undefined => fake.get('v1', 'Pod', NS, name);
+  const job = (): KubeObject | undefined => fake.get('batch/v1', 'Job', NS, 'j1');
+
+  it('orphans the pods of a Job deleted without a policy (batch/v1 default)', async () => {
+    const { pod: podName } = await jobWithPod();
+    const batch = kc.makeApiClient(BatchV1Api);
+    await batch.deleteNamespacedJob({ name: 'j1', namespace: NS });
+    const marked = job();
+    assert.deepEqual(marked?.metadata.finalizers, ['orphan'], 'the Job waits for the collector');
+    assert.ok(marked?.metadata.deletionTimestamp);
+    await waitUntil(() => job() === undefined);
+    const left = pod(podName);
+    assert.ok(left, 'the pod survives its Job');
+    assert.equal(left.metadata.ownerReferences, undefined, 'and no longer names it as owner');
+  });
+
+  it('reads DeleteOptions from the body and ignores query parameters when there is one', async () => {
+    const { uid, pod: podName } = await jobWithPod();
+    const batch = kc.makeApiClient(BatchV1Api);
+    // The client sends propagationPolicy as a query parameter and the body as the body.
+    await batch.deleteNamespacedJob({
+      name: 'j1',
+      namespace: NS,
+      propagationPolicy: 'Background',
+      body: { preconditions: { uid } },
+    });
+    const sent = fake.requests.find((r) => r.method === 'DELETE');
+    assert.equal(sent?.query.propagationPolicy, 'Background');
+    await waitUntil(() => job() === undefined);
+    assert.ok(pod(podName), 'the query parameter was ignored: the pod was orphaned');
+  });
+
+  it('cascades in the background when the body asks for it, and without a body from the query', async () => {
+    const first = await jobWithPod();
+    const batch = kc.makeApiClient(BatchV1Api);
+    await batch.deleteNamespacedJob({
+      name: 'j1',
+      namespace: NS,
+      body: { propagationPolicy: 'Background', preconditions: { uid: first.uid } },
+    });
+    assert.equal(job(), undefined, 'the Job goes at once');
+    await waitUntil(() => pod(first.pod) === undefined);
+
+    const second = await jobWithPod();
+    await batch.deleteNamespacedJob({ name: 'j1', namespace: NS, propagationPolicy: 'Background' });
+    assert.equal(job(), undefined);
+    await waitUntil(() => pod(second.pod) === undefined);
+  });
+
+  it('keeps a Foreground-deleted Job until its pods are gone', async () => {
+    const { pod: podName } = await jobWithPod();
+    const batch = kc.makeApiClient(BatchV1Api);
+    await batch.deleteNamespacedJob({
+      name: 'j1',
+      namespace: NS,
+      body: { propagationPolicy: 'Foreground' },
+    });
+    assert.deepEqual(job()?.metadata.finalizers, ['foregroundDeletion']);
+    assert.ok(pod(podName), 'the pod is still there');
+    await waitUntil(() => job() === undefined);
+    assert.equal(pod(podName), undefined);
+  });
+
+  it('refuses an unknown policy and a policy beside orphanDependents', async () => {
+    await jobWithPod();
+    const batch = kc.makeApiClient(BatchV1Api);
+    await expectApiError(
+      batch.deleteNamespacedJob({ name: 'j1', namespace: NS, body: { propagationPolicy: 'All' } }),
+      422,
+      'Invalid',
+    );
+    await expectApiError(
+      batch.deleteNamespacedJob({
+        name: 'j1',
+        namespace: NS,
+        body: { propagationPolicy: 'Orphan', orphanDependents: true },
+      }),
+      422,
+      'Invalid',
+    );
+    assert.ok(job(), 'nothing was deleted');
+  });
+
+  it('answers 204 without a Content-Type for the log of a pod that has no node', async () => {
+    fake.put({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'pending', namespace: NS },
+      spec: { containers: [{ name: 'c', image: 'x' }] },
+    });
+    const res = await fetch(`${fake.url}/api/v1/namespaces/${NS}/pods/pending/log`, {
+      headers: { authorization: `Bearer ${fake.token}` },
+    });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get('content-type'), null);
+    assert.equal(await res.text(), '');
+    // What the generated client makes of it: it cannot parse a body without a Content-Type.
+    const core = kc.makeApiClient(CoreV1Api);
+    await assert.rejects(
+      core.readNamespacedPodLog({ name: 'pending', namespace: NS }),
+      /Cannot parse content/,
+    );
+    await expectApiError(
+      core.readNamespacedPodLog({ name: 'pending', namespace: NS, container: 'nope' }),
+      400,
+      'BadRequest',
+    );
+  });
+
+  it('lists a namespace that does not exist as empty, while reading it is 404', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const list = await core.listNamespacedSecret({ namespace: 'nowhere' });
+    assert.deepEqual(list.items, []);
+    const hosts = await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+      group: 'metal3.io',
+      version: 'v1alpha1',
+      plural: 'baremetalhosts',
+      namespace: 'nowhere',
+    });
+    assert.deepEqual((hosts as { items: unknown[] }).items, []);
+    await expectApiError(core.readNamespace({ name: 'nowhere' }), 404, 'NotFound');
+  });
+});
+
+describe('fake Kubernetes API server: custom resources checked against their CRD', () => {
+  let fake: FakeKube;
+  let kc: KubeConfig;
+  let api: CustomObjectsApi;
+  const GROUP = 'example.bpa.test';
+  const widget = (spec: unknown, name = 'w1'): Record<string, unknown> => ({
+    apiVersion: `${GROUP}/v1`,
+    kind: 'Widget',
+    metadata: { name },
+    spec,
+  });
+  const create = (body: Record<string, unknown>, fieldValidation?: string): Promise<unknown> =>
+    api.createNamespacedCustomObject({
+      group: GROUP,
+      version: 'v1',
+      namespace: NS,
+      plural: 'widgets',
+      body,
+      fieldValidation,
+    });
+
+  beforeEach(async () => {
+    fake = await startFakeKube();
+    kc = fake.kubeConfig(NS);
+    api = kc.makeApiClient(CustomObjectsApi);
+    // Through the client's own YAML loader, which maps `enum` and the x-kubernetes-*
+    // keywords onto its typed model, as a user of the library would apply a CRD file.
+    const crd = JSON.stringify({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `widgets.${GROUP}` },
+      spec: {
+        group: GROUP,
+        scope: 'Namespaced',
+        names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            subresources: { status: {} },
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                required: ['spec'],
+                properties: {
+                  spec: {
+                    type: 'object',
+                    required: ['size'],
+                    properties: {
+                      size: { type: 'integer', minimum: 1 },
+                      color: { type: 'string', enum: ['red', 'blue'] },
+                      tags: {
+                        type: 'array',
+                        'x-kubernetes-list-type': 'set',
+                        items: { type: 'string', pattern: '^[a-z]+$' },
+                      },
+                      parts: {
+                        type: 'array',
+                        items: {
+                          type: 'object',
+                          minProperties: 1,
+                          maxProperties: 1,
+                          additionalProperties: {
+                            type: 'object',
+                            nullable: true,
+                            properties: { count: { type: 'integer' } },
+                          },
+                        },
+                      },
+                      note: { type: 'object', properties: { text: { type: 'string' } } },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    });
+    await kc
+      .makeApiClient(ApiextensionsV1Api)
+      .createCustomResourceDefinition({ body: loadYaml<V1CustomResourceDefinition>(crd) });
+  });
+
+  afterEach(async () => {
+    await fake.stop();
+  });
+
+  const stored = (name = 'w1'): KubeObject | undefined =>
+    fake.get(`${GROUP}/v1`, 'Widget', NS, name);
+
+  it('serves the kind of a CRD once it is created, and reports it Established', async () => {
+    await create(widget({ size: 1 }));
+    assert.equal((stored()?.spec as { size: number }).size, 1);
+    const crd = fake.get(
+      'apiextensions.k8s.io/v1',
+      'CustomResourceDefinition',
+      undefined,
+      `widgets.${GROUP}`,
+    );
+    const conditions = (crd?.status as { conditions: Array<{ type: string; status: string }> })
+      .conditions;
+    assert.ok(conditions.some((c) => c.type === 'Established' && c.status === 'True'));
+  });
+
+  it('prunes unknown fields, and refuses them with fieldValidation=Strict', async () => {
+    await create(widget({ size: 1, extra: 'x', note: { text: 'a', more: 1 } }));
+    assert.deepEqual(stored()?.spec, { size: 1, note: { text: 'a' } });
+    try {
+      await create(widget({ size: 1, extra: 'x' }, 'w2'), 'Strict');
+      assert.fail('Strict accepted an unknown field');
+    } catch (err: unknown) {
+      assert.ok(err instanceof ApiException);
+      assert.equal(err.code, 400);
+      assert.match(String(err.body), /strict decoding error: unknown field \\"spec.extra\\"/);
+    }
+    assert.equal(stored('w2'), undefined);
+  });
+
+  it('keeps a null the schema allows and drops one it does not', async () => {
+    await create(widget({ size: 1, parts: [{ a: null }], note: null, color: null }));
+    assert.deepEqual(stored()?.spec, { size: 1, parts: [{ a: null }] });
+  });
+
+  const refused: Array<[string, unknown, RegExp]> = [
+    ['a missing required field', {}, /spec\.size: Required value/],
+    ['a wrong type', { size: 'big' }, /spec\.size in body must be of type integer: \\"string\\"/],
+    [
+      'a value below the minimum',
+      { size: 0 },
+      /spec\.size in body should be greater than or equal to 1/,
+    ],
+    [
+      'a value outside the enum',
+      { size: 1, color: 'green' },
+      /spec\.color: Unsupported value: \\"green\\"/,
+    ],
+    ['a pattern mismatch', { size: 1, tags: ['A'] }, /spec\.tags\[0\] in body should match/],
+    [
+      'a duplicate in a set',
+      { size: 1, tags: ['a', 'a'] },
+      /spec\.tags\[1\]: Duplicate value: \\"a\\"/,
+    ],
+    [
+      'an empty entry (minProperties)',
+      { size: 1, parts: [{}] },
+      /spec\.parts\[0\] in body should have at least 1 properties/,
+    ],
+    [
+      'two keys in an entry (maxProperties)',
+      { size: 1, parts: [{ a: {}, b: {} }] },
+      /spec\.parts\[0\] in body should have at most 1 properties/,
+    ],
+    [
+      'a null list item',
+      { size: 1, parts: [null] },
+      /spec\.parts\[0\] in body must be of type object: \\"null\\"/,
+    ],
+  ];
+  for (const [title, spec, message] of refused) {
+    it(`refuses ${title} with 422 Invalid naming the field`, async () => {
+      try {
+        await create(widget(spec));
+        assert.fail('the server accepted it');
+      } catch (err: unknown) {
+        assert.ok(err instanceof ApiException, String(err));
+        assert.equal(err.code, 422);
+        const status = JSON.parse(String(err.body)) as { reason: string; message: string };
+        assert.equal(status.reason, 'Invalid');
+        assert.match(status.message, /^Widget\.example\.bpa\.test "w1" is invalid: /);
+        assert.match(JSON.stringify(status.message), message);
+      }
+      assert.equal(stored(), undefined);
+    });
+  }
+
+  it('checks the result of a patch, and a spec without the required object', async () => {
+    await create(widget({ size: 2 }));
+    await expectApiError(
+      api.patchNamespacedCustomObject(
+        {
+          group: GROUP,
+          version: 'v1',
+          namespace: NS,
+          plural: 'widgets',
+          name: 'w1',
+          body: { spec: { size: -1 } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+      422,
+      'Invalid',
+    );
+    assert.equal((stored()?.spec as { size: number }).size, 2);
+    await expectApiError(
+      create({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w3' } }),
+      422,
+      'Invalid',
+    );
+  });
+});

@@ -88,6 +88,44 @@ describe('Kubernetes inventory source (fake API server, real client)', () => {
     });
   }
 
+  it('a configured namespace that does not exist stops with a StalledError naming it', async () => {
+    // The API server lists a missing namespace as empty, not 404.
+    kube.put(host(1, 'metal3'));
+    await assert.rejects(
+      listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: ['metal3', 'metla3'] }),
+      (err: unknown) => {
+        assert.ok(err instanceof BpaError);
+        assert.equal(err.code, 'INVENTORY_UNAVAILABLE');
+        assert.equal(err.retry, 'stalled');
+        assert.match(err.message, /namespace metla3: the namespace does not exist/);
+        assert.match(err.message, /inventory\.namespaces/);
+        return true;
+      },
+    );
+    const asked = kube.requests.filter((r) => r.path.startsWith('/api/v1/namespaces/'));
+    assert.deepEqual(
+      asked.map((r) => r.path),
+      ['/api/v1/namespaces/metla3'],
+      'only the namespace that gave no host is checked',
+    );
+  });
+
+  it('an existing namespace without hosts is just empty, as is one bpa may not read', async () => {
+    kube.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'spare' } });
+    assert.deepEqual(
+      await listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: ['spare'] }),
+      [],
+    );
+    kube.fail(
+      { method: 'GET', pathPrefix: '/api/v1/namespaces/' },
+      { code: 403, message: 'namespaces "other" is forbidden' },
+    );
+    assert.deepEqual(
+      await listMetal3Objects({ kubeConfig: kube.kubeConfig(), namespaces: ['other'] }),
+      [],
+    );
+  });
+
   it('a missing HardwareData API is not an error', async () => {
     kube.put(host(1));
     kube.fail(

@@ -45,7 +45,7 @@ async function waitUntil<T>(probe: () => T | undefined | false, ms = 5000): Prom
   }
 }
 
-/** Plays the Job controller and kubelet: a pod owned by the Job, with a log. */
+/** Plays the Job controller, the scheduler and kubelet: a pod owned by the Job, on a node, with a log. */
 function startPod(kube: FakeKube, job: KubeObject, suffix: string, log: string): string {
   const jobName = job.metadata.name ?? '';
   const podName = `${jobName}-${suffix}`;
@@ -66,7 +66,10 @@ function startPod(kube: FakeKube, job: KubeObject, suffix: string, log: string):
         },
       ],
     },
-    spec: { containers: [{ name: 'installer', image: 'registry.example/kud:1.4' }] },
+    spec: {
+      nodeName: 'node-1',
+      containers: [{ name: 'installer', image: 'registry.example/kud:1.4' }],
+    },
   });
   kube.setPodLog(NS, podName, log);
   return podName;
@@ -279,7 +282,57 @@ describe('installer Job (against the fake API server)', () => {
       (r) => r.method === 'DELETE' && r.path === `${JOBS}/${name}`,
     );
     assert.equal(deletes.length, 1);
+    // In the body, where the API server reads it when a DELETE has one (it then ignores the
+    // query), so the old pods are deleted with their Job rather than orphaned.
+    assert.deepEqual(deletes[0]?.body, {
+      propagationPolicy: 'Background',
+      preconditions: { uid: old.metadata.uid },
+    });
+    await waitUntil(() => kube.get('v1', 'Pod', NS, `${name}-old00`) === undefined);
     assert.equal(posts(), 1);
+  });
+
+  it('does not read the log of a pod an earlier Job of the same name left orphaned', async () => {
+    // `kubectl delete job --cascade=orphan`, or a Job deleted without a policy, leaves its
+    // pods behind with the label but without the owner.
+    kube.put({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `${name}-orph0`, namespace: NS, labels: { 'job-name': name } },
+      spec: { nodeName: 'node-1', containers: [{ name: 'installer', image: 'kud' }] },
+    });
+    kube.setPodLog(NS, `${name}-orph0`, 'an earlier run\n');
+    const run = runInstallerJob(kc, jobSpec(), { pollMs: 50 });
+    const job = await waitUntil(stored);
+    startPod(kube, job, 'this0', 'this run\n');
+    kube.updateStatus('batch/v1', 'Job', NS, name, SUCCEEDED);
+    assert.equal((await run).logs, 'this run\n');
+  });
+
+  it('says "no logs yet" for a pod that never got a node, instead of failing to parse', async () => {
+    const run = runInstallerJob(kc, jobSpec({ timeoutSeconds: 30 }), { pollMs: 50 });
+    const job = await waitUntil(stored);
+    // The pod stayed Pending (no node fits, a volume is not bound) until the deadline.
+    kube.put({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `${name}-pend0`,
+        namespace: NS,
+        labels: { 'job-name': name },
+        ownerReferences: [
+          { apiVersion: 'batch/v1', kind: 'Job', name, uid: job.metadata.uid, controller: true },
+        ],
+      },
+      spec: { containers: [{ name: 'installer', image: 'kud' }] },
+      status: { phase: 'Pending' },
+    });
+    kube.updateStatus('batch/v1', 'Job', NS, name, TIMED_OUT);
+    const outcome = await run;
+    assert.equal(outcome.succeeded, false);
+    assert.equal(outcome.logs, `(no logs yet: pod ${name}-pend0 is not on a node)\n`);
+    const logReq = kube.requests.find((r) => r.path.endsWith(`/pods/${name}-pend0/log`));
+    assert.ok(logReq, 'the log was asked for');
   });
 
   it('refuses to adopt a Job of the same name that bpa did not create for this plan', async () => {
