@@ -1,4 +1,9 @@
-import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { StalledError, TransientError } from '../../util/errors.js';
 import type { Metal3Object } from './hosts.js';
 
