@@ -1,0 +1,281 @@
+/**
+ * How bpa reads BareMetalHosts written by others (metal3, Cluster API, OpenShift, ICN): one
+ * table per rule, each row a host as those tools write it and what bpa must make of it.
+ */
+import assert from 'node:assert/strict';
+import { hostsFromObjects, type Metal3Object } from '../../../src/observe/inventory/hosts.js';
+import { hostMacs, type Host } from '../../../src/observe/types.js';
+import { planSite, type Plan } from '../../../src/plan/index.js';
+import type { NodeSpec } from '../../../src/validate/model.js';
+import { applied, appliedFrom, cluster, node } from '../plan/plan-fixture.js';
+
+function bmh(
+  name: string,
+  over: { spec?: Record<string, unknown>; status?: Record<string, unknown> } = {},
+  mac = '52:54:00:aa:00:01',
+): Metal3Object {
+  return {
+    kind: 'BareMetalHost',
+    metadata: { name, namespace: 'metal3' },
+    spec: { online: true, bootMACAddress: mac, ...over.spec },
+    status: {
+      poweredOn: true,
+      operationalStatus: 'OK',
+      provisioning: { state: 'provisioned' },
+      hardware: {
+        cpu: { count: 8 },
+        ramMebibytes: 16384,
+        nics: [{ name: 'eno1', mac, ip: '198.18.0.5' }],
+      },
+      ...over.status,
+    },
+  };
+}
+
+function plan(nodes: NodeSpec[], hosts: Host[], prior: Array<[string, string]> = []): Plan {
+  return planSite({
+    model: { clusters: [cluster('c', nodes)], inventory: [] },
+    hosts,
+    leases: new Map(),
+    applied: appliedFrom(
+      prior.length
+        ? [
+            applied(
+              'c',
+              prior.map(([n, h]) => ({
+                name: n,
+                roles: ['master'],
+                host: h,
+                mac: '52:54:00:aa:00:01',
+                ip: '198.18.0.5',
+              })),
+            ),
+          ]
+        : [],
+    ),
+    prune: false,
+    flavour: 'kud',
+  });
+}
+
+describe('1. spec.consumerRef: a host held by another controller is never placed', () => {
+  const consumers: Array<[string, Record<string, unknown>, RegExp]> = [
+    [
+      'an OpenShift Machine (metal3 docs/api.md)',
+      {
+        apiVersion: 'machine.openshift.io/v1beta1',
+        kind: 'Machine',
+        name: 'bmo-controlplane-0',
+        namespace: 'bmo-project',
+      },
+      /consumed by Machine bmo-project\/bmo-controlplane-0 \(spec\.consumerRef\)/,
+    ],
+    [
+      'a Cluster API Metal3Machine',
+      {
+        apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+        kind: 'Metal3Machine',
+        name: 'test1-controlplane-abcde',
+        namespace: 'metal3',
+      },
+      /consumed by Metal3Machine metal3\/test1-controlplane-abcde/,
+    ],
+    [
+      'a reference with name and namespace only (metal3 examples/demo-hosts.yaml)',
+      { name: 'demo-ostest-worker', namespace: 'openshift-machine-api' },
+      /consumed by openshift-machine-api\/demo-ostest-worker/,
+    ],
+    ['an empty reference (metal3 treats it as consumed)', {}, /consumed \(spec\.consumerRef\)/],
+  ];
+  for (const [name, ref, reason] of consumers) {
+    it(`${name}: not eligible, and the plan names the host and its holder`, () => {
+      const [h] = hostsFromObjects([bmh('node-1', { spec: { consumerRef: ref } })]);
+      assert.ok(h);
+      assert.equal(h.eligible, false);
+      assert.match(h.ineligibleReason ?? '', reason);
+      const byMac = plan([node('m1', ['master'], { mac: '52:54:00:aa:00:01' })], [h]);
+      assert.match(byMac.problems[0]?.message ?? '', /host metal3\/node-1 .*is not eligible/);
+      assert.match(byMac.problems[0]?.message ?? '', reason);
+      const byResources = plan([node('m1', ['master'], { cpu: 2 })], [h]);
+      assert.match(byResources.problems[0]?.message ?? '', /1 host ineligible: metal3\/node-1/);
+      assert.match(byResources.problems[0]?.message ?? '', reason);
+    });
+  }
+
+  it('a node applied on a host that another controller has since claimed leaves it', () => {
+    const [h] = hostsFromObjects([
+      bmh('node-1', { spec: { consumerRef: { kind: 'Machine', name: 'w', namespace: 'x' } } }),
+    ]);
+    assert.ok(h);
+    const p = plan([node('m1', ['master'])], [h], [['m1', 'metal3/node-1']]);
+    assert.match(
+      p.problems[0]?.message ?? '',
+      /was on metal3\/node-1 \(not eligible: consumed by Machine x\/w/,
+    );
+  });
+
+  it('no consumerRef: eligible as before', () => {
+    const [h] = hostsFromObjects([bmh('node-1')]);
+    assert.equal(h?.eligible, true);
+  });
+});
+
+describe('2. a NIC reported as 00:00:00:00:00:00 is not an identity', () => {
+  const unknownNic = (mac: string, ip = ''): Metal3Object =>
+    bmh(
+      `host-${mac.slice(-2)}`,
+      {
+        status: {
+          hardware: {
+            cpu: { count: 8 },
+            ramMebibytes: 16384,
+            nics: [
+              { name: 'eno1', mac, ip: `198.18.0.${Number.parseInt(mac.slice(-2), 16)}` },
+              { name: 'eno2', mac: '00:00:00:00:00:00', model: 'unknown', ip },
+            ],
+          },
+        },
+      },
+      mac,
+    );
+  const cases: Array<[string, Metal3Object[], string, string | RegExp]> = [
+    [
+      'pinning by a real boot MAC finds its host among hosts with unknown NICs',
+      [unknownNic('52:54:00:aa:00:01'), unknownNic('52:54:00:aa:00:02')],
+      '52:54:00:aa:00:02',
+      'metal3/host-02',
+    ],
+    [
+      'pinning by the null MAC finds no host',
+      [unknownNic('52:54:00:aa:00:01'), unknownNic('52:54:00:aa:00:02')],
+      '00:00:00:00:00:00',
+      /no host has mac 00:00:00:00:00:00/,
+    ],
+  ];
+  for (const [name, objects, mac, expected] of cases) {
+    it(name, () => {
+      const hosts = hostsFromObjects(objects);
+      for (const h of hosts) assert.ok(!hostMacs(h).includes('00:00:00:00:00:00'));
+      const p = plan([node('m1', ['master'], { mac })], hosts);
+      if (typeof expected === 'string') {
+        assert.deepEqual(p.problems, []);
+        assert.equal(p.clusters[0]?.nodes[0]?.host, expected);
+      } else {
+        assert.match(p.problems[0]?.message ?? '', expected);
+      }
+    });
+  }
+
+  it('two unknown NICs of one host stay two NICs, and their addresses stay usable', () => {
+    const [h] = hostsFromObjects([
+      bmh('x', {
+        spec: { bootMACAddress: undefined },
+        status: {
+          hardware: {
+            nics: [
+              { name: 'eno1', mac: '00:00:00:00:00:00', ip: '172.22.135.105' },
+              { name: 'eno2', mac: '00:00:00:00:00:00', ip: '172.22.136.9' },
+            ],
+          },
+        },
+      }),
+    ]);
+    assert.deepEqual(
+      h?.nics.map((n) => [n.name, n.ips]),
+      [
+        ['eno1', ['172.22.135.105']],
+        ['eno2', ['172.22.136.9']],
+      ],
+    );
+    assert.deepEqual(hostMacs(h as Host), []);
+  });
+});
+
+describe('6. status.errorType alone makes a host ineligible', () => {
+  const cases: Array<[string, Record<string, unknown>, RegExp | undefined]> = [
+    [
+      'errorType with an empty errorMessage',
+      { errorType: 'provisioning error', errorMessage: '' },
+      /error: provisioning error/,
+    ],
+    [
+      'errorType and errorMessage',
+      { errorType: 'power management error', errorMessage: 'BMC unreachable' },
+      /error: power management error: BMC unreachable/,
+    ],
+    [
+      'errorMessage alone (as before)',
+      { errorMessage: 'BMC unreachable' },
+      /error: BMC unreachable/,
+    ],
+    ['an empty errorType', { errorType: '', errorMessage: '' }, undefined],
+  ];
+  for (const [name, status, reason] of cases) {
+    it(name, () => {
+      const [h] = hostsFromObjects([bmh('x', { status })]);
+      if (reason === undefined) {
+        assert.equal(h?.eligible, true, h?.ineligibleReason);
+      } else {
+        assert.equal(h?.eligible, false);
+        assert.match(h?.ineligibleReason ?? '', reason);
+      }
+    });
+  }
+});
+
+describe('7. SR-IOV from NIC models: the PFs of the families the docs name, from one table', () => {
+  const sriovOf = (model: string, mac = '52:54:00:aa:00:09'): boolean | undefined =>
+    hostsFromObjects([
+      bmh('x', {
+        status: { hardware: { nics: [{ name: 'ens1f0', mac, model }] } },
+      }),
+    ])[0]?.sriov;
+  const cases: Array<[string, string, boolean]> = [
+    ['Intel E810-C SFP', '0x8086 0x1593', true],
+    ['Intel E810-C QSFP', '0x8086 0x1592', true],
+    ['Intel E810-XXV SFP', '0x8086 0x159b', true],
+    ['Intel X722 10GBASE-T (ICN bmh-bpa-test)', '0x8086 0x37d2', true],
+    ['Intel X710 SFP+ (ICN bmh-bpa-test)', '0x8086 0x1572', true],
+    ['Intel X710 backplane', '0x8086 0x1581', true],
+    ['Intel XL710 QSFP+', '0x8086 0x1583', true],
+    ['Intel XXV710 SFP28', '0x8086 0x158b', true],
+    ['Intel 82599ES SFP+', '0x8086 0x10fb', true],
+    ['Intel X540-AT2', '0x8086 0x1528', true],
+    ['Intel X550T', '0x8086 0x1563', true],
+    ['Mellanox ConnectX-4', '0x15b3 0x1013', true],
+    ['Mellanox ConnectX-4 Lx', '0x15b3 0x1015', true],
+    ['Mellanox ConnectX-5', '0x15b3 0x1017', true],
+    ['Mellanox ConnectX-6 Dx', '0x15b3 0x101d', true],
+    ['Mellanox ConnectX-6 Lx', '0x15b3 0x101f', true],
+    ['upper case and extra spaces', '0X8086   0X1593', true],
+    ['lspci form', '8086:1593', true],
+    ['an X710 virtual function', '0x8086 0x154c', false],
+    ['an adaptive virtual function (iavf)', '0x8086 0x1889', false],
+    ['a ConnectX-4 Lx virtual function', '0x15b3 0x1016', false],
+    ['virtio (metal3 dev-env)', '0x1af4 0x0001', false],
+    ['Intel I350 (no SR-IOV claimed)', '0x8086 0x1521', false],
+    ['unknown (metal3 docs/api.md)', 'unknown', false],
+    ['Intel device id under another vendor', '0x15b3 0x1593', false],
+  ];
+  for (const [name, model, want] of cases) {
+    it(`${name}: ${model} → sriov ${want}`, () => assert.equal(sriovOf(model), want));
+  }
+
+  it('docs/site-format.md lists exactly the table in code', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { SRIOV_NIC_FAMILIES } = await import('../../../src/observe/inventory/sriov.js');
+    const doc = readFileSync(new URL('../../../docs/site-format.md', import.meta.url), 'utf8');
+    const rows = [
+      ...doc.matchAll(/^\| (Intel|Mellanox)([^|]*)\| `(0x[0-9a-f]{4})` +\| (.*) \|$/gm),
+    ];
+    const documented = rows.map((m) => ({
+      family: `${m[1]}${m[2]}`.trim(),
+      vendor: m[3],
+      devices: (m[4] ?? '').split(',').map((d) => d.trim().replace(/`/g, '')),
+    }));
+    assert.deepEqual(
+      documented,
+      SRIOV_NIC_FAMILIES.map((f) => ({ ...f, devices: [...f.devices] })),
+    );
+  });
+});
