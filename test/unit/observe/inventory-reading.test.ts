@@ -279,3 +279,75 @@ describe('7. SR-IOV from NIC models: the PFs of the families the docs name, from
     );
   });
 });
+
+describe('9. node addresses: never link-local without a zone, loopback, 0.0.0.0 or multicast', () => {
+  const withIps = (...ips: string[]): Host => {
+    const [h] = hostsFromObjects([
+      bmh('x', {
+        status: {
+          hardware: {
+            nics: ips.map((ip) => ({ name: 'enp1s0', mac: '52:54:00:aa:00:01', ip })),
+          },
+        },
+      }),
+    ]);
+    return h as Host;
+  };
+  const cases: Array<[string, string[], string | undefined, RegExp | undefined]> = [
+    ['a global IPv4 address', ['198.18.0.5'], '198.18.0.5', undefined],
+    ['a global IPv6 address', ['2001:db8::5'], '2001:db8::5', undefined],
+    [
+      'zoned link-local (as metal3 reports it) before a global IPv6',
+      ['fe80::1863:f385:feab:381c%enp1s0', '2001:db8::5'],
+      '2001:db8::5',
+      /fe80::1863:f385:feab:381c%enp1s0 \(inventory: link-local with a zone: reachable only through the host's own enp1s0\)/,
+    ],
+    [
+      'link-local without a zone',
+      ['fe80::1863:f385:feab:381c'],
+      undefined,
+      /fe80::1863:f385:feab:381c \(inventory: link-local without a zone/,
+    ],
+    ['IPv4 loopback', ['127.0.0.1'], undefined, /127\.0\.0\.1 \(inventory: loopback\)/],
+    ['IPv6 loopback', ['::1'], undefined, /::1 \(inventory: loopback\)/],
+    ['IPv4-mapped loopback', ['::ffff:127.0.0.1'], undefined, /loopback/],
+    ['0.0.0.0', ['0.0.0.0'], undefined, /0\.0\.0\.0 \(inventory: unspecified\)/],
+    ['::', ['::'], undefined, /:: \(inventory: unspecified\)/],
+    ['IPv4 multicast', ['224.0.0.251'], undefined, /multicast/],
+    ['IPv6 multicast', ['ff02::1'], undefined, /multicast/],
+    ['IPv4 link-local', ['169.254.10.1'], undefined, /IPv4 link-local/],
+    ['not an address', ['eth0'], undefined, /eth0 \(inventory: not an IP address\)/],
+    ['an IPv4 address after a loopback one', ['127.0.0.1', '198.18.0.5'], '198.18.0.5', /loopback/],
+  ];
+  for (const [name, ips, want, note] of cases) {
+    it(`${name}: ${want ?? 'no address'}`, () => {
+      const p = plan([node('m1', ['master'])], [withIps(...ips)]);
+      if (want === undefined) {
+        assert.equal(p.problems[0]?.code, 'NO_IP');
+        assert.match(p.problems[0]?.message ?? '', note as RegExp);
+        return;
+      }
+      assert.deepEqual(p.problems, []);
+      assert.equal(p.clusters[0]?.nodes[0]?.ip, want);
+      const notes = p.clusters[0]?.notes ?? [];
+      if (note) assert.match(notes.join('\n'), note);
+      else assert.deepEqual(notes, []);
+    });
+  }
+
+  it('a lease for 0.0.0.0 is passed over for the inventory address', () => {
+    const h = withIps('198.18.0.5');
+    const p = planSite({
+      model: { clusters: [cluster('c', [node('m1', ['master'])])], inventory: [] },
+      hosts: [h],
+      leases: new Map([
+        ['52:54:00:aa:00:01', { mac: '52:54:00:aa:00:01', ip: '0.0.0.0', origin: 'l:1' }],
+      ]),
+      applied: appliedFrom([]),
+      prune: false,
+      flavour: 'kud',
+    });
+    assert.equal(p.clusters[0]?.nodes[0]?.ip, '198.18.0.5');
+    assert.match(p.clusters[0]?.notes.join('\n') ?? '', /0\.0\.0\.0 \(lease: unspecified\)/);
+  });
+});
