@@ -3,11 +3,18 @@
  * table per rule, each row a host as those tools write it and what bpa must make of it.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { observe } from '../../../src/observe/index.js';
 import { hostsFromObjects, type Metal3Object } from '../../../src/observe/inventory/hosts.js';
 import { hostMacs, type Host } from '../../../src/observe/types.js';
 import { planSite, type Plan } from '../../../src/plan/index.js';
 import type { NodeSpec } from '../../../src/validate/model.js';
+import type { Problem } from '../../../src/util/problem.js';
+import { validatePath } from '../../../src/validate/run.js';
 import { applied, appliedFrom, cluster, node } from '../plan/plan-fixture.js';
+import { removeSite, writeSite } from '../validate/site-fixture.js';
 
 function bmh(
   name: string,
@@ -31,6 +38,55 @@ function bmh(
     },
   };
 }
+
+interface Read {
+  hosts: Host[];
+  /** Problems with `file` relative to the directory read, `line` filled in. */
+  problems: Array<Pick<Problem, 'code' | 'severity' | 'file' | 'line' | 'message'>>;
+}
+
+/**
+ * Reads files as bpa reads an inventory: as the site (`bpa validate`, then the embedded
+ * inventory) or as `--inventory DIR` (the observe stage).
+ */
+async function readInventory(
+  files: Record<string, string>,
+  as: 'site' | 'directory',
+): Promise<Read> {
+  const dir = await writeSite(files);
+  const state = await mkdtemp(join(tmpdir(), 'bpa-state-'));
+  try {
+    const rel = (p: Problem): Read['problems'][number] => ({
+      code: p.code,
+      severity: p.severity,
+      file: p.file === undefined ? undefined : relative(dir, resolve(dir, p.file)),
+      line: p.line,
+      message: p.message,
+    });
+    if (as === 'site') {
+      const v = await validatePath(dir);
+      if ('usage' in v) throw new Error(v.usage);
+      if (!v.model) return { hosts: [], problems: v.problems.map(rel) };
+      const o = await observe(v.model, {
+        inventory: { kind: 'embedded', root: dir },
+        leaseFiles: [],
+        now: 0,
+        stateDir: state,
+      });
+      return { hosts: o.hosts, problems: [...v.problems, ...o.problems].map(rel) };
+    }
+    const o = await observe(
+      { clusters: [], inventory: [] },
+      { inventory: { kind: 'directory', dir }, leaseFiles: [], now: 0, stateDir: state },
+    );
+    return { hosts: o.hosts, problems: o.problems.map(rel) };
+  } finally {
+    await removeSite(dir);
+    await rm(state, { recursive: true, force: true });
+  }
+}
+
+const codes = (r: Read): string[] => r.problems.map((p) => `${p.code}@${p.file}:${p.line}`);
 
 function plan(nodes: NodeSpec[], hosts: Host[], prior: Array<[string, string]> = []): Plan {
   return planSite({
@@ -350,4 +406,80 @@ describe('9. node addresses: never link-local without a zone, loopback, 0.0.0.0 
     assert.equal(p.clusters[0]?.nodes[0]?.ip, '198.18.0.5');
     assert.match(p.clusters[0]?.notes.join('\n') ?? '', /0\.0\.0\.0 \(lease: unspecified\)/);
   });
+});
+
+describe('8. YAML merge keys (<<) are read as kubectl reads them', () => {
+  const host = (body: string): string => `apiVersion: metal3.io/v1alpha1
+kind: BareMetalHost
+metadata:
+  name: node-1
+  namespace: metal3
+${body}`;
+  const common = `x-ready: &ready
+  poweredOn: true
+  operationalStatus: OK
+  provisioning: {state: provisioned}
+x-hw: &hw
+  hardware:
+    cpu: {count: 32}
+    ramMebibytes: 65536
+    nics: [{name: eno1, mac: "52:54:00:aa:00:01", ip: 198.18.0.5}]
+`;
+  const cases: Array<[string, string, { cpu?: number; eligible?: boolean; error?: string }]> = [
+    [
+      'status merged from two anchors',
+      `${common}spec: {online: true, bootMACAddress: "52:54:00:aa:00:01"}
+status:
+  <<: [*ready, *hw]
+`,
+      { cpu: 32, eligible: true },
+    ],
+    [
+      'a key written beside the merge wins over the merged one',
+      `${common}spec: {online: true, bootMACAddress: "52:54:00:aa:00:01"}
+status:
+  <<: [*ready, *hw]
+  poweredOn: false
+`,
+      { cpu: 32, eligible: false },
+    ],
+    [
+      'spec from an anchor in an earlier key',
+      `x-spec: &spec {online: true, bootMACAddress: "52:54:00:aa:00:01"}
+${common}spec:
+  <<: *spec
+status: {<<: [*ready, *hw]}
+`,
+      { cpu: 32, eligible: true },
+    ],
+    [
+      'a merge of a scalar is an error at its line',
+      `spec:
+  online: true
+  <<: 5
+`,
+      { error: 'YAML_SYNTAX@hosts.yaml:8' },
+    ],
+  ];
+  for (const as of ['site', 'directory'] as const) {
+    for (const [name, body, want] of cases) {
+      it(`${name} (${as === 'site' ? 'in the site' : '--inventory DIR'})`, async () => {
+        const r = await readInventory({ 'hosts.yaml': host(body) }, as);
+        const error = want.error;
+        if (error) {
+          assert.ok(
+            codes(r).some(
+              (c) => c === error || c === `INVENTORY_SKIPPED@${error.split('@')[1] ?? ''}`,
+            ),
+            codes(r).join(', '),
+          );
+          assert.match(r.problems[0]?.message ?? '', /merge key \(<<\) takes a mapping/);
+          return;
+        }
+        assert.deepEqual(codes(r), []);
+        assert.equal(r.hosts[0]?.cpuCount, want.cpu);
+        assert.equal(r.hosts[0]?.eligible, want.eligible, r.hosts[0]?.ineligibleReason);
+      });
+    }
+  }
 });
