@@ -88,7 +88,14 @@ function ineligibility(o: Metal3Object, consumer: string | undefined): string | 
   if (consumer !== undefined)
     reasons.push(`consumed${consumer ? ` by ${consumer}` : ''} (spec.consumerRef)`);
   if (o.spec?.['online'] !== true) reasons.push('not online (spec.online is not true)');
-  if (status['poweredOn'] !== true) reasons.push('powered off');
+  if (!isRecord(o.status) || Object.keys(o.status).length === 0) {
+    // Written by hand or exported without status: metal3 has not reported on it.
+    reasons.push('no status (metal3 has not reported on it)');
+    return reasons.join('; ');
+  }
+  if (status['poweredOn'] === undefined)
+    reasons.push('power state not reported (status.poweredOn)');
+  else if (status['poweredOn'] !== true) reasons.push('powered off');
   const errorMessage = typeof status['errorMessage'] === 'string' ? status['errorMessage'] : '';
   const errorType = typeof status['errorType'] === 'string' ? status['errorType'] : '';
   if (errorMessage !== '' || errorType !== '') {

@@ -279,6 +279,38 @@ describe('6. status.errorType alone makes a host ineligible', () => {
   }
 });
 
+describe('eligibility of hosts as written by hand (no status, or part of one)', () => {
+  const cases: Array<[string, Metal3Object, string]> = [
+    [
+      'no status at all (metal3 examples)',
+      { kind: 'BareMetalHost', metadata: { name: 'x' }, spec: { online: true } },
+      'no status (metal3 has not reported on it)',
+    ],
+    [
+      'an empty status',
+      { kind: 'BareMetalHost', metadata: { name: 'x' }, spec: { online: true }, status: {} },
+      'no status (metal3 has not reported on it)',
+    ],
+    [
+      'hardware but no power state (metal3 user guide)',
+      {
+        kind: 'BareMetalHost',
+        metadata: { name: 'x' },
+        spec: { online: true },
+        status: { hardware: { cpu: { count: 2 } } },
+      },
+      'power state not reported (status.poweredOn); no provisioning state',
+    ],
+  ];
+  for (const [name, object, reason] of cases) {
+    it(name, () => {
+      const [h] = hostsFromObjects([object]);
+      assert.equal(h?.eligible, false);
+      assert.equal(h?.ineligibleReason, reason);
+    });
+  }
+});
+
 describe('7. SR-IOV from NIC models: the PFs of the families the docs name, from one table', () => {
   const sriovOf = (model: string, mac = '52:54:00:aa:00:09'): boolean | undefined =>
     hostsFromObjects([
