@@ -3,6 +3,7 @@
  * table per rule, each row a host as those tools write it and what bpa must make of it.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -277,6 +278,49 @@ describe('6. status.errorType alone makes a host ineligible', () => {
       }
     });
   }
+});
+
+describe('6. status.hardware.storage: documented as what it is (ignored)', () => {
+  const doc = (): string =>
+    readFileSync(new URL('../../../docs/site-format.md', import.meta.url), 'utf8');
+  /** The "how bpa uses it" cell of each row of the BareMetalHost field table, by field cell. */
+  const rows = (): Map<string, string> => {
+    const text = doc();
+    const body = text.slice(text.indexOf('| field', text.indexOf('### BareMetalHost')));
+    const lines = body.slice(0, body.indexOf('\n\n')).split('\n').slice(2);
+    return new Map(
+      lines.map((l) => {
+        const [field = '', use = ''] = l.replace(/^\| | \|$/g, '').split(' | ');
+        return [field.trim(), use.trim()];
+      }),
+    );
+  };
+  const cases: Array<[string, RegExp]> = [
+    ['`status.hardware.storage[]`', /^ignored/],
+    ['`status.hardware.cpu.count`', /compared with a node's `cpu`/],
+    ['`status.hardware.ramMebibytes`', /compared with a node's `memory`/],
+    ['`spec.consumerRef`', /never placed/],
+    ['`status.errorMessage`, `status.errorType`', /either one non-empty/],
+    ['`status.hardware.nics[].mac`', /00:00:00:00:00:00/],
+  ];
+  for (const [field, use] of cases) {
+    it(`the field table says how bpa uses ${field}`, () => {
+      assert.match(rows().get(field) ?? '(no row)', use);
+    });
+  }
+  it('every schema description that mentions storage says it is ignored', () => {
+    for (const file of [
+      'common.schema.json',
+      'baremetalhost.schema.json',
+      'hardwaredata.schema.json',
+    ]) {
+      const text = readFileSync(new URL(`../../../schemas/${file}`, import.meta.url), 'utf8');
+      for (const [, description = ''] of text.matchAll(/"description": "((?:[^"\\]|\\.)*)"/g)) {
+        if (/\bstorage\b/i.test(description))
+          assert.match(description, /ignored/, `${file}: ${description}`);
+      }
+    }
+  });
 });
 
 describe('eligibility of hosts as written by hand (no status, or part of one)', () => {
