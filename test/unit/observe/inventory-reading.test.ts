@@ -248,6 +248,37 @@ describe('2. a NIC reported as 00:00:00:00:00:00 is not an identity', () => {
   });
 });
 
+describe('2. (cont.) hosts that share only the null MAC are read, in the site and in a directory', () => {
+  const host = (name: string, mac: string): string => `apiVersion: metal3.io/v1alpha1
+kind: BareMetalHost
+metadata: {name: ${name}, namespace: metal3}
+spec: {online: true, bootMACAddress: "${mac}"}
+status:
+  hardware:
+    nics:
+      - {name: eno1, mac: "${mac}"}
+      - {name: eno2, mac: "00:00:00:00:00:00", model: unknown}
+`;
+  for (const as of ['site', 'directory'] as const) {
+    it(`no DUPLICATE_HOST_MAC, both hosts kept (${as === 'site' ? 'in the site' : '--inventory DIR'})`, async () => {
+      const r = await readInventory(
+        {
+          'hosts.yaml': `${host('node-1', '52:54:00:aa:00:01')}---\n${host('node-2', '52:54:00:aa:00:02')}`,
+        },
+        as,
+      );
+      assert.deepEqual(codes(r), []);
+      assert.deepEqual(
+        r.hosts.map((h) => [h.name, hostMacs(h)]),
+        [
+          ['node-1', ['52:54:00:aa:00:01']],
+          ['node-2', ['52:54:00:aa:00:02']],
+        ],
+      );
+    });
+  }
+});
+
 describe('6. status.errorType alone makes a host ineligible', () => {
   const cases: Array<[string, Record<string, unknown>, RegExp | undefined]> = [
     [
@@ -837,6 +868,27 @@ describe('4. one bad document never empties an inventory directory', () => {
       await rm(state, { recursive: true, force: true });
     }
   });
+});
+
+describe('4. (cont.) an empty inventory is named as such, not as hosts that do not qualify', () => {
+  const cases: Array<[string, NodeSpec, RegExp]> = [
+    [
+      'a node placed by resources',
+      node('m1', ['master'], { cpu: 2 }),
+      /m1: needs cpu≥2; the inventory holds no BareMetalHost/,
+    ],
+    [
+      'a node pinned by MAC',
+      node('m1', ['master'], { mac: '52:54:00:aa:00:01' }),
+      /m1: no host has mac 52:54:00:aa:00:01 \(the inventory holds no BareMetalHost/,
+    ],
+  ];
+  for (const [name, spec, message] of cases) {
+    it(name, () => {
+      const p = plan([spec], []);
+      assert.match(p.problems[0]?.message ?? '', message);
+    });
+  }
 });
 
 describe('5. a BareMetalHost bpa can read no MAC and no hardware from gets a warning', () => {
