@@ -1,4 +1,4 @@
-import { CORE_SCHEMA, YAMLException, loadAll } from 'js-yaml';
+import { CORE_SCHEMA, YAMLException, loadAll, mergeTag } from 'js-yaml';
 import { error, type Problem } from '../util/problem.js';
 import type { LoadLimits } from './limits.js';
 
@@ -17,12 +17,22 @@ export interface ParsedFile {
 }
 
 /**
+ * YAML 1.2 core schema plus the YAML 1.1 merge key (`<<: *defaults`): kubectl reads merge keys
+ * (sigs.k8s.io/yaml), so manifests written for it use them, and without this they would be an
+ * ordinary key named `<<` that every schema accepts and nothing reads.
+ */
+const SCHEMA = CORE_SCHEMA.withTags(mergeTag);
+
+/** Keys copied through merge keys, per file: a merge bomb stops here. */
+const MAX_MERGE_KEYS = 10_000;
+
+/**
  * Parses one file's text into documents, enforcing the hostile-input limits. Pure: no I/O.
  *
  * The happy path has no positions: js-yaml's loader is several times faster than a
  * position-keeping parse, and only documents with problems need line numbers. Those are
  * located afterwards by `locate()` with the same parser's event stream, so both views of a
- * file always agree on YAML semantics (YAML 1.2 core schema).
+ * file always agree on YAML semantics (YAML 1.2 core schema, with merge keys).
  */
 export function parseFile(file: string, text: string, limits: LoadLimits): ParsedFile {
   const docCount = countDocumentMarkers(text);
@@ -41,7 +51,8 @@ export function parseFile(file: string, text: string, limits: LoadLimits): Parse
   let values: unknown[];
   try {
     values = loadAll(text, {
-      schema: CORE_SCHEMA,
+      schema: SCHEMA,
+      maxTotalMergeKeys: MAX_MERGE_KEYS,
       maxDepth: limits.maxDepth,
       maxAliases: limits.maxAliases,
       filename: file,
@@ -114,6 +125,20 @@ function yamlProblem(file: string, err: unknown, limits: LoadLimits): Problem {
       return error(
         'YAML_ALIAS_LIMIT',
         `more than ${limits.maxAliases} aliases in one document`,
+        where,
+      );
+    }
+    if (reason.includes('maxTotalMergeKeys')) {
+      return error(
+        'YAML_ALIAS_LIMIT',
+        `merge keys (<<) copy more than ${MAX_MERGE_KEYS} keys in this file`,
+        where,
+      );
+    }
+    if (reason.includes('cannot merge mappings')) {
+      return error(
+        'YAML_SYNTAX',
+        'a merge key (<<) takes a mapping, an alias of one (*name), or a list of those',
         where,
       );
     }

@@ -1,9 +1,9 @@
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { loadSite, locateProblems } from '../load/index.js';
 import { StateStore } from '../state/store.js';
 import type { AppliedState } from '../state/applied.js';
 import type { Problem } from '../util/problem.js';
-import { validateSite } from '../validate/index.js';
+import { validateInventory } from '../validate/index.js';
 import type { InventoryDocument, SiteModel } from '../validate/model.js';
 import { hostsFromObjects, type Metal3Object } from './inventory/hosts.js';
 import { readLeaseFiles } from './leases/read-lease-files.js';
@@ -66,15 +66,16 @@ async function inventoryObjects(
       };
     }
     case 'directory': {
+      // Not the site: a bad document is left out with a warning, never the whole directory.
       const loaded = await loadSite(spec.dir);
-      const result = validateSite(loaded);
+      const result = validateInventory(loaded);
+      // Absolute paths: the CLI shows them relative to where it runs, not to the site.
       const located = locateProblems(loaded.files, result.problems).map((p) => ({
         ...p,
-        file: p.file === undefined ? undefined : join(spec.dir, p.file),
+        file: p.file === undefined ? undefined : resolve(loaded.root, p.file),
       }));
       problems.push(...located);
-      const inventory = result.model?.inventory ?? [];
-      return { objects: inventory.map(toObject), from: spec.dir };
+      return { objects: result.inventory.map(toObject), from: spec.dir };
     }
     case 'kubernetes': {
       // The Kubernetes client is large: loaded only for this source.

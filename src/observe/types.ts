@@ -29,15 +29,23 @@ export interface Host {
   eligible: boolean;
   /** Why the host cannot be used, when it is not eligible. */
   ineligibleReason?: string;
+  /** Who holds the host (`spec.consumerRef`): "Machine ns/name"; such a host is never placed. */
+  consumer?: string;
   /** Where the host's data came from (file:line or namespace/name), for messages. */
   origin: string;
 }
 
-/** Every MAC that identifies a host: its boot MAC and all NIC MACs. */
+/**
+ * What metal3 reports as the MAC of a NIC it could not identify. Many hosts carry it, so it
+ * names none of them.
+ */
+export const NULL_MAC = '00:00:00:00:00:00';
+
+/** Every MAC that identifies a host: its boot MAC and all NIC MACs, except the null MAC. */
 export function hostMacs(host: Host): string[] {
   const macs = new Set<string>();
-  if (host.bootMac) macs.add(host.bootMac);
-  for (const nic of host.nics) macs.add(nic.mac);
+  if (host.bootMac && host.bootMac !== NULL_MAC) macs.add(host.bootMac);
+  for (const nic of host.nics) if (nic.mac !== NULL_MAC) macs.add(nic.mac);
   return [...macs];
 }
 

@@ -170,7 +170,7 @@ function placeByMac(slots: Slot[], site: SiteHosts): void {
     const found = site.byMac.get(mac) ?? [];
     const entry = found[0];
     if (!entry) {
-      fail(slot, `no host has mac ${mac}`);
+      fail(slot, `no host has mac ${mac}${site.all.length ? '' : ` (${EMPTY})`}`);
       continue;
     }
     if (found.length > 1) {
@@ -255,9 +255,13 @@ function placeByResources(slots: Slot[], site: SiteHosts): void {
       competition.set(i, text);
     }
     const need = describeNeed(s.need) || 'any eligible host';
-    fail(s, `needs ${need}; ${text}${ineligible ? `. ${ineligible}` : ''}`);
+    if (site.all.length === 0) fail(s, `needs ${need}; ${EMPTY}`);
+    else fail(s, `needs ${need}; ${text}${ineligible ? `. ${ineligible}` : ''}`);
   }
 }
+
+/** Said instead of "no eligible host qualifies" when there is no host to qualify at all. */
+const EMPTY = 'the inventory holds no BareMetalHost (check the inventory source and its warnings)';
 
 function needKeyOf(need: Need): string {
   return `${need.cpu}/${need.memMib}/${need.sriov ? 1 : 0}/${need.qat ? 1 : 0}`;

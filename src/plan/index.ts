@@ -1,5 +1,5 @@
-import { resolveIp, type IpSource } from '../observe/inventory/ip.js';
-import type { Host, Lease } from '../observe/types.js';
+import { resolveNodeIp, type IpSource, type SkippedAddress } from '../observe/inventory/ip.js';
+import { hostMacs, type Host, type Lease } from '../observe/types.js';
 import { factsKey, type NodeFacts } from '../observe/facts.js';
 import type { AppliedCluster, AppliedNode, AppliedState } from '../state/applied.js';
 import { error, type Problem } from '../util/problem.js';
@@ -61,21 +61,25 @@ export function planSite(input: PlanInput): Plan {
   const clusters: ClusterPlan[] = [];
   for (const cluster of model.clusters) {
     const nodes: PlannedNode[] = [];
+    const passedOver: string[] = [];
     for (const spec of cluster.nodes) {
       const p = placed.get(`${cluster.name}/${spec.name}`);
       if (!p) continue;
-      const ip = resolveIp(p.host, input.leases, input.ipOrder);
+      const { resolved: ip, skipped } = resolveNodeIp(p.host, input.leases, input.ipOrder);
       if (!ip) {
         blocked.add(cluster.name);
+        const macs = hostMacs(p.host);
         problems.push(
           error(
             'NO_IP',
-            `cluster ${cluster.name}: node ${spec.name} is placed on host ${hostKey(p.host)}, but no active lease or inventory address is known for its MACs (${[p.host.bootMac, ...p.host.nics.map((n) => n.mac)].filter(Boolean).join(', ')})`,
+            `cluster ${cluster.name}: node ${spec.name} is placed on host ${hostKey(p.host)}, but no active lease or inventory address is known for its MACs (${macs.length ? macs.join(', ') : 'none known'})${skipped.length ? `; not usable: ${describeSkipped(skipped)}` : ''}`,
             nodeWhere(cluster, spec),
           ),
         );
         continue;
       }
+      if (skipped.length)
+        passedOver.push(`node ${spec.name} uses ${ip.ip}; passed over ${describeSkipped(skipped)}`);
       nodes.push({
         name: spec.name,
         roles: [...spec.roles],
@@ -95,6 +99,7 @@ export function planSite(input: PlanInput): Plan {
       blocked.has(cluster.name),
       problems,
     );
+    plan.notes.push(...passedOver);
     clusters.push(plan);
   }
   for (const [name, a] of applied.clusters) {
@@ -108,6 +113,11 @@ export function planSite(input: PlanInput): Plan {
     ...(input.settings ? { settings: input.settings } : {}),
     hash: planHash(clusters, input.settings),
   };
+}
+
+/** "fe80::1%enp1s0 (inventory: link-local with a zone: …), 127.0.0.1 (lease: loopback)" */
+function describeSkipped(skipped: readonly SkippedAddress[]): string {
+  return skipped.map((s) => `${s.ip} (${s.source}: ${s.why})`).join(', ');
 }
 
 function nodeWhere(

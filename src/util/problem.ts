@@ -3,7 +3,8 @@
  * that could not be read. Positions are filled in as precisely as the stage that found the
  * problem can: `file` is relative to the site root; `line` and `column` are 1-based.
  */
-export type Severity = 'error' | 'warning';
+/** A notice says what bpa skipped on purpose (a Secret beside the hosts); it never fails a run. */
+export type Severity = 'error' | 'warning' | 'notice';
 
 export interface Problem {
   /** Stable, documented code (docs/site-format.md), e.g. `DUPLICATE_MAC`. */
@@ -25,6 +26,10 @@ export function error(code: string, message: string, where: Partial<Problem> = {
 
 export function warning(code: string, message: string, where: Partial<Problem> = {}): Problem {
   return { code, severity: 'warning', message, ...where };
+}
+
+export function notice(code: string, message: string, where: Partial<Problem> = {}): Problem {
+  return { code, severity: 'notice', message, ...where };
 }
 
 export function hasErrors(problems: readonly Problem[]): boolean {

@@ -4,7 +4,7 @@
  * that it does).
  */
 export interface CodeInfo {
-  severity: 'error' | 'warning';
+  severity: 'error' | 'warning' | 'notice';
   summary: string;
   fix: string;
 }
@@ -75,8 +75,25 @@ export const CODES = {
   },
   UNKNOWN_KIND: {
     severity: 'error',
-    summary: 'apiVersion/kind is not one bpa knows',
-    fix: 'use one of the kinds in docs/site-format.md, or exclude the file with .bpaignore',
+    summary:
+      'a document claims a bpa kind (bpa.akraino.org, or a BareMetalHost/HardwareData) with a kind or apiVersion bpa does not know',
+    fix: 'use one of the kinds in docs/site-format.md with its apiVersion, or exclude the file with .bpaignore',
+  },
+  OTHER_KIND_SKIPPED: {
+    severity: 'notice',
+    summary:
+      'a document of another Kubernetes kind (Secret, Machine, ConfigMap, ...) is skipped; bpa does not read it',
+    fix: 'nothing to do; move it out of the site or list it in .bpaignore to silence the notice',
+  },
+  SECRET_IN_SITE: {
+    severity: 'warning',
+    summary: 'a Kubernetes Secret with data is in the site repository: secret material in git',
+    fix: 'remove the Secret from the repository (and from its history) and create it in the cluster; bpa refers to Secrets by name',
+  },
+  UNSUPPORTED_LIST_ITEM: {
+    severity: 'error',
+    summary: 'a List holds a bpa.akraino.org document; only metal3 objects are read out of a List',
+    fix: 'write the document as a YAML document of its own (kubectl get KIND NAME -o yaml gives one)',
   },
   MISSING_FIELD: {
     severity: 'error',
@@ -213,8 +230,21 @@ export const CODES = {
   },
   DUPLICATE_HOST_MAC: {
     severity: 'error',
-    summary: 'two BareMetalHosts share a MAC address',
+    summary:
+      "two BareMetalHosts share a MAC address (00:00:00:00:00:00, metal3's unknown NIC, excepted)",
     fix: 'fix the inventory: a MAC identifies one host',
+  },
+  NO_HOST_DATA: {
+    severity: 'warning',
+    summary:
+      'bpa reads no MAC and no hardware from a BareMetalHost, or no hardware from a HardwareData (often a field indented under the wrong parent)',
+    fix: 'give spec.bootMACAddress or status.hardware where metal3 writes them; the message names misplaced fields it found',
+  },
+  INVENTORY_SKIPPED: {
+    severity: 'warning',
+    summary:
+      'with --inventory DIR, a file or document that cannot be read is left out; the other hosts are used',
+    fix: 'fix what the message names (it carries the original code), or remove the document',
   },
   NO_MASTER: {
     severity: 'error',

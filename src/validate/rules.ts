@@ -3,10 +3,10 @@ import { normalizeMac } from '../observe/types.js';
 import { error, pointer, warning, type Problem } from '../util/problem.js';
 import { quantityToUnits } from '../util/quantity.js';
 import type { KindedDocument } from './index.js';
+import { buildInventory } from './inventory.js';
 import type {
   ClusterModel,
   DocRef,
-  InventoryDocument,
   NodeSpec,
   PackageSpec,
   Role,
@@ -38,7 +38,11 @@ function meta(d: Doc): Meta {
   };
 }
 
-const at = (d: Doc, ptr: string): Partial<Problem> => ({ file: d.file, doc: d.doc, pointer: ptr });
+const at = (d: Doc, ptr: string): Partial<Problem> => ({
+  file: d.file,
+  doc: d.doc,
+  pointer: (d.base ?? '') + ptr,
+});
 const ref = (d: Doc): DocRef => ({ file: d.file, doc: d.doc });
 const spec = (d: Doc): Record<string, unknown> =>
   (d.value['spec'] ?? {}) as Record<string, unknown>;
@@ -61,7 +65,7 @@ export function buildModel(
   return {
     clusters,
     site: buildSite(docs, problems),
-    inventory: buildInventory(docs, problems),
+    inventory: buildInventory(docs, problems, 'site'),
   };
 }
 
@@ -446,43 +450,6 @@ function buildSite(docs: Doc[], problems: Problem[]): SiteSettings | undefined {
   const first = sites[0];
   if (!first || !first.valid) return undefined;
   return { name: meta(first).name, ref: ref(first), spec: spec(first) };
-}
-
-function buildInventory(docs: Doc[], problems: Problem[]): InventoryDocument[] {
-  const out: InventoryDocument[] = [];
-  const macOwner = new Map<string, string>();
-  for (const d of docs) {
-    if (d.kind !== 'BareMetalHost' && d.kind !== 'HardwareData') continue;
-    const m = meta(d);
-    out.push({ kind: d.kind, name: m.name, namespace: m.namespace, ref: ref(d), value: d.value });
-    if (d.kind !== 'BareMetalHost' || !d.valid) continue;
-    const host = m.namespace ? `${m.namespace}/${m.name}` : m.name;
-    const macsOfHost = new Set<string>();
-    const claim = (raw: unknown, ptr: string): void => {
-      if (typeof raw !== 'string') return;
-      const mac = normalizeMac(raw);
-      if (!mac || macsOfHost.has(mac)) return;
-      macsOfHost.add(mac);
-      const first = macOwner.get(mac);
-      if (first !== undefined) {
-        problems.push(
-          error(
-            'DUPLICATE_HOST_MAC',
-            `MAC ${mac} of BareMetalHost "${host}" is also a MAC of BareMetalHost "${first}"`,
-            at(d, ptr),
-          ),
-        );
-        return;
-      }
-      macOwner.set(mac, host);
-    };
-    claim(spec(d)['bootMACAddress'], '/spec/bootMACAddress');
-    const hw = ((d.value['status'] ?? {}) as Record<string, unknown>)['hardware'] as
-      Record<string, unknown> | undefined;
-    const nics = Array.isArray(hw?.['nics']) ? (hw['nics'] as Array<Record<string, unknown>>) : [];
-    nics.forEach((nic, i) => claim(nic?.['mac'], pointer('status', 'hardware', 'nics', i, 'mac')));
-  }
-  return out;
 }
 
 function isCidr(text: string): boolean {

@@ -12,6 +12,16 @@ export interface SchemaValidator {
   check(kind: KindName, value: unknown, where: { file: string; doc: number }): Problem[];
 }
 
+/** Schema problems of a classified object, with pointers from the root of its YAML document. */
+export function checkSchema(
+  validator: SchemaValidator,
+  d: { kind: KindName; file: string; doc: number; base?: string; value: unknown },
+): Problem[] {
+  const found = validator.check(d.kind, d.value, { file: d.file, doc: d.doc });
+  if (!d.base) return found;
+  return found.map((p) => ({ ...p, pointer: d.base + (p.pointer ?? '') }));
+}
+
 let shared: SchemaValidator | undefined;
 
 /** The validator for the schemas shipped with bpa, compiled once per process. */
@@ -158,7 +168,8 @@ function suggest(extra: string, _schema: unknown, parentSchema: unknown): string
   return best ? ` (did you mean "${best}"?)` : '';
 }
 
-function distance(a: string, b: string): number {
+/** Levenshtein distance, for "did you mean" hints. */
+export function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     let prev = row[0] ?? 0;

@@ -68,8 +68,12 @@ export function countSeverities(problems: readonly Problem[]): {
   warnings: number;
 } {
   let errors = 0;
-  for (const p of problems) if (p.severity === 'error') errors++;
-  return { errors, warnings: problems.length - errors };
+  let warnings = 0;
+  for (const p of problems) {
+    if (p.severity === 'error') errors++;
+    else if (p.severity === 'warning') warnings++;
+  }
+  return { errors, warnings };
 }
 
 export function plural(n: number, word: string): string {

@@ -1,4 +1,5 @@
-import { normalizeMac, type Host, type Nic } from '../types.js';
+import { NULL_MAC, normalizeMac, type Host, type Nic } from '../types.js';
+import { isSriovModel } from './sriov.js';
 
 /** A BareMetalHost or HardwareData object as plain data (from the site, a directory or the API). */
 export interface Metal3Object {
@@ -12,28 +13,6 @@ export interface Metal3Object {
 
 export const SRIOV_LABEL = 'bpa.akraino.org/sriov';
 export const QAT_LABEL = 'bpa.akraino.org/qat';
-
-/**
- * NIC models (PCI "vendor device", as ironic inspection reports them in `nics[].model`) that
- * support SR-IOV: Intel 82599, X540, X550, X710/XL710/XXV710, E810; Mellanox ConnectX-4 to -6.
- */
-const SRIOV_NIC_MODELS = new Set([
-  '0x8086 0x10fb',
-  '0x8086 0x1528',
-  '0x8086 0x1563',
-  '0x8086 0x1572',
-  '0x8086 0x1583',
-  '0x8086 0x1584',
-  '0x8086 0x158b',
-  '0x8086 0x1592',
-  '0x8086 0x159b',
-  '0x15b3 0x1013',
-  '0x15b3 0x1015',
-  '0x15b3 0x1017',
-  '0x15b3 0x1019',
-  '0x15b3 0x101b',
-  '0x15b3 0x101d',
-]);
 
 /** Provisioning states in which the host's OS is installed and usable. */
 const READY_STATES = new Set(['provisioned', 'externally provisioned']);
@@ -68,7 +47,8 @@ export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
       typeof o.spec?.['bootMACAddress'] === 'string'
         ? normalizeMac(o.spec['bootMACAddress'])
         : undefined;
-    const reason = ineligibility(o);
+    const consumer = consumerOf(o.spec?.['consumerRef']);
+    const reason = ineligibility(o, consumer);
     hosts.push({
       name: m.name,
       namespace: m.namespace,
@@ -78,25 +58,49 @@ export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
       ramMebibytes: typeof hw['ramMebibytes'] === 'number' ? hw['ramMebibytes'] : undefined,
       sriov:
         flag(labels[SRIOV_LABEL]) ??
-        nics.some((n) => n.model !== undefined && SRIOV_NIC_MODELS.has(n.model.toLowerCase())),
+        nics.some((n) => n.model !== undefined && isSriovModel(n.model)),
       qat: flag(labels[QAT_LABEL]) ?? false,
       labels: { ...labels },
       eligible: reason === undefined,
       ineligibleReason: reason,
+      ...(consumer === undefined ? {} : { consumer }),
       origin: o.origin ?? key,
     });
   }
   return hosts.sort((a, b) => cmp(hostKey(a), hostKey(b)));
 }
 
-function ineligibility(o: Metal3Object): string | undefined {
+/**
+ * "Machine ns/name" for a `spec.consumerRef`; undefined when there is none. Like metal3, any
+ * reference (even an incomplete one) means the host is taken.
+ */
+function consumerOf(ref: unknown): string | undefined {
+  if (ref === undefined || ref === null) return undefined;
+  if (!isRecord(ref)) return '';
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  const name = [text(ref['namespace']), text(ref['name'])].filter(Boolean).join('/');
+  return [text(ref['kind']), name].filter(Boolean).join(' ');
+}
+
+function ineligibility(o: Metal3Object, consumer: string | undefined): string | undefined {
   const status = o.status ?? {};
   const reasons: string[] = [];
+  if (consumer !== undefined)
+    reasons.push(`consumed${consumer ? ` by ${consumer}` : ''} (spec.consumerRef)`);
   if (o.spec?.['online'] !== true) reasons.push('not online (spec.online is not true)');
-  if (status['poweredOn'] !== true) reasons.push('powered off');
-  const errorMessage = status['errorMessage'];
-  if (typeof errorMessage === 'string' && errorMessage !== '') {
-    reasons.push(`error: ${errorMessage.slice(0, 120)}`);
+  if (!isRecord(o.status) || Object.keys(o.status).length === 0) {
+    // Written by hand or exported without status: metal3 has not reported on it.
+    reasons.push('no status (metal3 has not reported on it)');
+    return reasons.join('; ');
+  }
+  if (status['poweredOn'] === undefined)
+    reasons.push('power state not reported (status.poweredOn)');
+  else if (status['poweredOn'] !== true) reasons.push('powered off');
+  const errorMessage = typeof status['errorMessage'] === 'string' ? status['errorMessage'] : '';
+  const errorType = typeof status['errorType'] === 'string' ? status['errorType'] : '';
+  if (errorMessage !== '' || errorType !== '') {
+    // errorType alone is enough: metal3 may clear the message and keep the type.
+    reasons.push(`error: ${[errorType, errorMessage].filter(Boolean).join(': ').slice(0, 160)}`);
   } else if (status['operationalStatus'] === 'error') {
     reasons.push('operational status error');
   }
@@ -112,7 +116,10 @@ function ineligibility(o: Metal3Object): string | undefined {
   return reasons.length ? reasons.join('; ') : undefined;
 }
 
-/** NICs by MAC: a NIC listed twice (one entry per IPv4 and IPv6 address) is one NIC. */
+/**
+ * NICs by MAC: a NIC listed twice (one entry per IPv4 and IPv6 address) is one NIC. NICs with
+ * the null MAC (metal3's "unknown") are told apart by name instead.
+ */
 function nicsOf(raw: unknown): Nic[] {
   if (!Array.isArray(raw)) return [];
   const byMac = new Map<string, Nic>();
@@ -120,12 +127,13 @@ function nicsOf(raw: unknown): Nic[] {
     if (!isRecord(entry) || typeof entry['mac'] !== 'string') continue;
     const mac = normalizeMac(entry['mac']);
     if (!mac) continue;
-    let nic = byMac.get(mac);
+    const key = mac === NULL_MAC ? `${mac}/${String(entry['name'] ?? byMac.size)}` : mac;
+    let nic = byMac.get(key);
     if (!nic) {
       nic = { mac, ips: [] };
       if (typeof entry['name'] === 'string') nic.name = entry['name'];
       if (typeof entry['model'] === 'string') nic.model = entry['model'];
-      byMac.set(mac, nic);
+      byMac.set(key, nic);
     }
     const ip = entry['ip'];
     if (typeof ip === 'string' && ip !== '' && !nic.ips.includes(ip)) nic.ips.push(ip);

@@ -1,4 +1,4 @@
-import { isIP, isIPv4 } from 'node:net';
+import { BlockList, isIP, isIPv4 } from 'node:net';
 import { hostMacs, type Host, type Lease } from '../types.js';
 
 export type IpSource = 'lease' | 'inventory';
@@ -12,6 +12,57 @@ export interface ResolvedIp {
   origin: string;
 }
 
+/** An address a source offered for a host that cannot be a node address, and why. */
+export interface SkippedAddress {
+  ip: string;
+  mac: string;
+  source: IpSource;
+  why: string;
+}
+
+export interface IpResolution {
+  resolved?: ResolvedIp;
+  /** Addresses passed over before the one chosen (all of them when none was). */
+  skipped: SkippedAddress[];
+}
+
+const LINK_LOCAL_V6 = ranges(['fe80::', 10, 'ipv6']);
+
+/** Ranges that are never a node's address, IPv4-mapped IPv6 forms included. */
+const NEVER: ReadonlyArray<readonly [string, BlockList]> = [
+  ['unspecified', ranges(['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6'])],
+  ['loopback', ranges(['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6'])],
+  ['multicast', ranges(['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6'])],
+  ['broadcast', ranges(['255.255.255.255', 32, 'ipv4'])],
+  ['link-local without a zone: it names no interface, so it cannot be reached', LINK_LOCAL_V6],
+  ['IPv4 link-local (no DHCP answer): not reachable from bpa', ranges(['169.254.0.0', 16, 'ipv4'])],
+];
+
+function ranges(...subnets: Array<[string, number, 'ipv4' | 'ipv6']>): BlockList {
+  const list = new BlockList();
+  for (const [net, prefix, type] of subnets) list.addSubnet(net, prefix, type);
+  return list;
+}
+
+/**
+ * Why `ip` can never be the address bpa reaches a node at (SSH, the installer inventory);
+ * undefined when it can. Link-local addresses with a zone, as metal3 reports them
+ * (`fe80::1%enp1s0`), name an interface of the host itself, not of the machine bpa runs on.
+ */
+export function unusableAddress(ip: string): string | undefined {
+  const zone = ip.indexOf('%');
+  if (zone !== -1) {
+    const bare = ip.slice(0, zone);
+    if (isIP(bare) === 6 && LINK_LOCAL_V6.check(bare, 'ipv6'))
+      return `link-local with a zone: reachable only through the host's own ${ip.slice(zone + 1) || 'interface'}`;
+    return 'not an IP address';
+  }
+  const family = isIP(ip);
+  if (family === 0) return 'not an IP address';
+  for (const [why, list] of NEVER) if (list.check(ip, family === 4 ? 'ipv4' : 'ipv6')) return why;
+  return undefined;
+}
+
 /**
  * The address bpa uses to reach a host, first match wins in `order`: an active lease for one
  * of its MACs (boot MAC first), then an address the inventory reports for one of its NICs
@@ -22,12 +73,26 @@ export function resolveIp(
   leases: ReadonlyMap<string, Lease>,
   order: readonly IpSource[] = DEFAULT_IP_ORDER,
 ): ResolvedIp | undefined {
+  return resolveNodeIp(host, leases, order).resolved;
+}
+
+/** `resolveIp`, with the addresses it passed over and why. */
+export function resolveNodeIp(
+  host: Host,
+  leases: ReadonlyMap<string, Lease>,
+  order: readonly IpSource[] = DEFAULT_IP_ORDER,
+): IpResolution {
+  const skipped: SkippedAddress[] = [];
   const macs = hostMacs(host);
   for (const source of order) {
     if (source === 'lease') {
       for (const mac of macs) {
         const lease = leases.get(mac);
-        if (lease && isIP(lease.ip)) return { ip: lease.ip, source, mac, origin: lease.origin };
+        if (!lease) continue;
+        const why = unusableAddress(lease.ip);
+        if (why === undefined)
+          return { resolved: { ip: lease.ip, source, mac, origin: lease.origin }, skipped };
+        skipped.push({ ip: lease.ip, mac, source, why });
       }
     } else {
       const nics = [...host.nics].sort(
@@ -35,14 +100,16 @@ export function resolveIp(
       );
       for (const wantV4 of [true, false]) {
         for (const nic of nics) {
-          // Inventory data is free text: only plain addresses (no zone ids) are used.
-          const ip = nic.ips.find(
-            (a) => /^[0-9a-fA-F:.]+$/.test(a) && isIP(a) !== 0 && isIPv4(a) === wantV4,
-          );
-          if (ip) return { ip, source, mac: nic.mac, origin: host.origin };
+          for (const ip of nic.ips) {
+            if (isIPv4(ip) !== wantV4) continue;
+            const why = unusableAddress(ip);
+            if (why === undefined)
+              return { resolved: { ip, source, mac: nic.mac, origin: host.origin }, skipped };
+            skipped.push({ ip, mac: nic.mac, source, why });
+          }
         }
       }
     }
   }
-  return undefined;
+  return { skipped };
 }

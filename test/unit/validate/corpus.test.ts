@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { open, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { INVALID_CASES, type Case } from './corpus.js';
+import { INVENTORY_CASES } from './corpus-inventory.js';
 import { BASE_SITE, removeSite, writeSite } from './site-fixture.js';
 import { validateJson } from './run-cli.js';
 
@@ -97,23 +98,39 @@ const HOSTILE_CASES: Case[] = [
 
 describe('bpa validate: invalid-input corpus', function () {
   this.timeout(30_000);
-  for (const c of [...INVALID_CASES, ...HOSTILE_CASES]) {
+  for (const c of [...INVALID_CASES, ...HOSTILE_CASES, ...INVENTORY_CASES]) {
     it(c.name, async () => {
       const dir = await writeSite(c.files);
       try {
         if (c.setup) await c.setup(dir);
         const result = await validateJson(dir);
-        assert.equal(result.code, 1, 'exit code 1 for an invalid site');
-        assert.equal(result.valid, false);
-        const errors = result.problems
-          .filter((p) => p.severity === 'error')
-          .map((p) => ({ code: p.code, file: p.file, line: p.line }));
-        const expected = c.expect.map((e) => ({ code: e.code, file: e.file, line: e.line }));
+        const pick = (e: { code: string; file?: string; line?: number }): Expected => ({
+          code: e.code,
+          file: e.file,
+          line: e.line,
+        });
+        const expected = c.expect.filter((e) => (e.severity ?? 'error') === 'error').map(pick);
+        assert.equal(
+          result.code,
+          expected.length ? 1 : 0,
+          JSON.stringify(result.problems, null, 1),
+        );
+        assert.equal(result.valid, expected.length === 0);
+        const errors = result.problems.filter((p) => p.severity === 'error').map(pick);
         assert.deepEqual(
           errors,
           sortLike(expected, errors),
           JSON.stringify(result.problems, null, 1),
         );
+        // Warnings and notices are checked where a case lists any (or expects a clean site).
+        const others = c.expect.filter((e) => e.severity !== undefined && e.severity !== 'error');
+        if (others.length || c.expect.length === 0) {
+          const found = result.problems
+            .filter((p) => p.severity !== 'error')
+            .map((p) => ({ ...pick(p), severity: p.severity }));
+          const want = others.map((e) => ({ ...pick(e), severity: e.severity }));
+          assert.deepEqual(found, sortLike(want, found), JSON.stringify(result.problems, null, 1));
+        }
         for (const p of result.problems) {
           assert.ok(p.message.length > 0, 'every problem has a message');
           assert.ok(p.column !== undefined && p.column >= 1, 'every problem has a column');
@@ -128,6 +145,12 @@ describe('bpa validate: invalid-input corpus', function () {
     assert.ok(INVALID_CASES.length + HOSTILE_CASES.length >= 60);
   });
 });
+
+interface Expected {
+  code: string;
+  file?: string;
+  line?: number;
+}
 
 /** Orders `expected` like `actual` (the CLI sorts by file and line) without hiding mismatches. */
 function sortLike<T extends { file?: string; line?: number; code: string }>(

@@ -24,7 +24,7 @@ export async function runCli(args: string[]): Promise<CliResult> {
 
 export interface JsonProblem {
   code: string;
-  severity: 'error' | 'warning';
+  severity: 'error' | 'warning' | 'notice';
   message: string;
   file?: string;
   line?: number;

@@ -1,0 +1,272 @@
+/**
+ * The embedded inventory: BareMetalHost and HardwareData documents, from the site or from an
+ * inventory directory. In the site they are reviewed input, and a problem is an error like
+ * any other. An inventory directory stands for the cluster (`--inventory DIR`): one bad
+ * document must never empty it, so bad documents are left out with a warning that names
+ * file, line and cause, and the other hosts are used.
+ */
+import type { LoadedSite } from '../load/index.js';
+import { NULL_MAC, normalizeMac } from '../observe/types.js';
+import { error, pointer, warning, type Problem } from '../util/problem.js';
+import { classify, type KindedDocument, type Reader } from './classify.js';
+import type { InventoryDocument } from './model.js';
+import { checkSchema, schemaValidator, type SchemaValidator } from './schema.js';
+
+export interface InventoryValidation {
+  /** The hosts and hardware that can be read; never emptied by a problem elsewhere. */
+  inventory: InventoryDocument[];
+  /** Warnings (left-out documents, hosts bpa reads nothing from) and notices. */
+  problems: Problem[];
+}
+
+/** Reads an inventory directory's documents: every usable host, and why others were left out. */
+export function validateInventory(
+  site: Pick<LoadedSite, 'documents' | 'problems'>,
+  validator: SchemaValidator = schemaValidator(),
+): InventoryValidation {
+  const problems: Problem[] = site.problems.map((p) =>
+    leftOut(p, p.doc === undefined ? 'file' : 'document'),
+  );
+  const docs: KindedDocument[] = [];
+  for (const d of site.documents) {
+    const found: Problem[] = [];
+    const kinded = classify(d, found, 'inventory');
+    problems.push(...found.map((p) => leftOut(p, 'document')));
+    for (const k of kinded) {
+      const schemaProblems = checkSchema(validator, k);
+      if (schemaProblems.length) {
+        problems.push(...schemaProblems.map((p) => leftOut(p, describe(k))));
+        continue;
+      }
+      k.valid = true;
+      docs.push(k);
+    }
+  }
+  return { inventory: buildInventory(docs, problems, 'inventory'), problems };
+}
+
+/** An error that made bpa leave something out of an inventory directory, as a warning. */
+function leftOut(p: Problem, what: string): Problem {
+  if (p.severity !== 'error') return p;
+  return warning(
+    'INVENTORY_SKIPPED',
+    `${what} left out of the inventory: ${p.message} (${p.code})`,
+    {
+      file: p.file,
+      line: p.line,
+      column: p.column,
+      doc: p.doc,
+      pointer: p.pointer,
+    },
+  );
+}
+
+/**
+ * Inventory documents from classified, schema-checked documents, with the rules that span
+ * them: one MAC names one host (DUPLICATE_HOST_MAC), and a host bpa can read nothing from is
+ * worth a word (NO_HOST_DATA). In an inventory directory, a repeated name or MAC leaves the
+ * later document out. Site-wide name checks are the caller's in the site.
+ */
+export function buildInventory(
+  docs: readonly KindedDocument[],
+  problems: Problem[],
+  reader: Reader,
+): InventoryDocument[] {
+  const metal3 = docs.filter((d) => d.kind === 'BareMetalHost' || d.kind === 'HardwareData');
+  const kept = reader === 'inventory' ? firstOfEachName(metal3, problems) : metal3;
+  const hardwareData = new Map<string, KindedDocument>();
+  for (const d of kept) {
+    if (d.kind === 'HardwareData' && d.valid && !hardwareData.has(keyOf(d)))
+      hardwareData.set(keyOf(d), d);
+  }
+  const out: InventoryDocument[] = [];
+  const macOwner = new Map<string, string>();
+  for (const d of kept) {
+    if (d.kind === 'HardwareData') {
+      if (d.valid) checkHardwareData(d, problems);
+      out.push(inventoryDocument(d));
+      continue;
+    }
+    if (!d.valid) {
+      out.push(inventoryDocument(d));
+      continue;
+    }
+    const host = keyOf(d);
+    const hwDoc = hardwareData.get(host);
+    const macs = identityMacs(d, hwDoc);
+    const clashes = macs.filter((m) => macOwner.has(m.mac));
+    for (const c of clashes) {
+      const message = `MAC ${c.mac} of BareMetalHost "${host}" is also a MAC of BareMetalHost "${macOwner.get(c.mac) ?? ''}"`;
+      const where = { file: c.doc.file, doc: c.doc.doc, pointer: (c.doc.base ?? '') + c.ptr };
+      problems.push(
+        reader === 'site'
+          ? error('DUPLICATE_HOST_MAC', message, where)
+          : leftOut(error('DUPLICATE_HOST_MAC', message, where), describe(d)),
+      );
+    }
+    if (reader === 'inventory' && clashes.length) continue;
+    for (const m of macs) if (!macOwner.has(m.mac)) macOwner.set(m.mac, host);
+    if (macs.length === 0 && !hasHardware(hardwareOf(d, hwDoc))) noHostData(d, problems);
+    out.push(inventoryDocument(d));
+  }
+  return out;
+}
+
+/** In an inventory directory, the first document of each kind and namespace/name. */
+function firstOfEachName(docs: readonly KindedDocument[], problems: Problem[]): KindedDocument[] {
+  const first = new Map<string, KindedDocument>();
+  const out: KindedDocument[] = [];
+  for (const d of docs) {
+    const key = `${d.kind}\u0000${keyOf(d)}`;
+    const earlier = first.get(key);
+    if (earlier) {
+      problems.push(
+        leftOut(
+          error('DUPLICATE_NAME', `${d.kind} "${keyOf(d)}" is already defined in ${earlier.file}`, {
+            file: d.file,
+            doc: d.doc,
+            pointer: `${d.base ?? ''}/metadata/name`,
+          }),
+          describe(d),
+        ),
+      );
+      continue;
+    }
+    first.set(key, d);
+    out.push(d);
+  }
+  return out;
+}
+
+interface IdentityMac {
+  mac: string;
+  doc: KindedDocument;
+  ptr: string;
+}
+
+/** The MACs that name a host: boot MAC and NIC MACs (from its HardwareData when it has one). */
+function identityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined): IdentityMac[] {
+  const out: IdentityMac[] = [];
+  const seen = new Set<string>();
+  const claim = (raw: unknown, doc: KindedDocument, ptr: string): void => {
+    if (typeof raw !== 'string') return;
+    const mac = normalizeMac(raw);
+    if (!mac || mac === NULL_MAC || seen.has(mac)) return;
+    seen.add(mac);
+    out.push({ mac, doc, ptr });
+  };
+  claim(record(d.value['spec'])['bootMACAddress'], d, '/spec/bootMACAddress');
+  const hwPtr = hwDoc ? ['spec', 'hardware'] : ['status', 'hardware'];
+  const nics = hardwareOf(d, hwDoc)['nics'];
+  if (Array.isArray(nics)) {
+    nics.forEach((nic, i) =>
+      claim(record(nic)['mac'], hwDoc ?? d, pointer(...hwPtr, 'nics', i, 'mac')),
+    );
+  }
+  return out;
+}
+
+function hardwareOf(d: KindedDocument, hwDoc: KindedDocument | undefined): Record<string, unknown> {
+  return hwDoc
+    ? record(record(hwDoc.value['spec'])['hardware'])
+    : record(record(d.value['status'])['hardware']);
+}
+
+function hasHardware(hw: Record<string, unknown>): boolean {
+  const cpu = record(hw['cpu']);
+  return (
+    typeof cpu['count'] === 'number' ||
+    typeof hw['ramMebibytes'] === 'number' ||
+    (Array.isArray(hw['nics']) && hw['nics'].length > 0)
+  );
+}
+
+/** Where metal3 writes what bpa reads from a host; the same names elsewhere are misplaced. */
+const HOST_FIELDS: ReadonlyMap<string, string> = new Map([
+  ['bootMACAddress', '/spec/bootMACAddress'],
+  ['hardware', '/status/hardware'],
+]);
+
+function noHostData(d: KindedDocument, problems: Problem[]): void {
+  const misplaced = findKeys(d.value, HOST_FIELDS);
+  const hint = misplaced.length
+    ? `; ${misplaced.map((m) => dotted(m)).join(' and ')} ${misplaced.length === 1 ? 'looks' : 'look'} misplaced (check the indentation: bpa reads spec.bootMACAddress and status.hardware)`
+    : ': it can be neither pinned by MAC nor matched by resources';
+  problems.push(
+    warning(
+      'NO_HOST_DATA',
+      `${describe(d)}: bpa reads no MAC (spec.bootMACAddress, status.hardware.nics) and no hardware from it${hint}`,
+      { file: d.file, doc: d.doc, pointer: (d.base ?? '') + (misplaced[0] ?? '/metadata/name') },
+    ),
+  );
+}
+
+/** A HardwareData without spec.hardware gives bpa nothing; metal3 writes it there. */
+function checkHardwareData(d: KindedDocument, problems: Problem[]): void {
+  const spec = record(d.value['spec']);
+  if (hasHardware(record(spec['hardware']))) return;
+  const direct = ['cpu', 'ramMebibytes', 'nics', 'storage'].filter((k) => k in spec);
+  const hint = direct.length
+    ? `; ${direct.map((k) => `spec.${k}`).join(', ')} ${direct.length === 1 ? 'is' : 'are'} directly under spec (metal3 writes them under spec.hardware)`
+    : '';
+  problems.push(
+    warning(
+      'NO_HOST_DATA',
+      `${describe(d)}: bpa reads no hardware from it (no cpu.count, ramMebibytes or nics under spec.hardware)${hint}`,
+      {
+        file: d.file,
+        doc: d.doc,
+        pointer: (d.base ?? '') + (direct.length ? `/spec/${direct[0]}` : '/spec'),
+      },
+    ),
+  );
+}
+
+/** Pointers of keys named in `fields` found anywhere but where they belong (depth-limited). */
+function findKeys(value: unknown, fields: ReadonlyMap<string, string>): string[] {
+  const found: string[] = [];
+  const walk = (v: unknown, ptr: string, depth: number): void => {
+    if (depth > 8 || typeof v !== 'object' || v === null) return;
+    for (const [k, child] of Array.isArray(v) ? v.entries() : Object.entries(v)) {
+      const at = `${ptr}${pointer(k)}`;
+      const home = typeof k === 'string' ? fields.get(k) : undefined;
+      if (home !== undefined && home !== at) found.push(at);
+      walk(child, at, depth + 1);
+    }
+  };
+  walk(value, '', 0);
+  return found;
+}
+
+function dotted(ptr: string): string {
+  return ptr.slice(1).replace(/\//g, '.');
+}
+
+function inventoryDocument(d: KindedDocument): InventoryDocument {
+  const m = record(d.value['metadata']);
+  return {
+    kind: d.kind as InventoryDocument['kind'],
+    name: typeof m['name'] === 'string' ? m['name'] : '',
+    namespace: typeof m['namespace'] === 'string' ? m['namespace'] : undefined,
+    ref: { file: d.file, doc: d.doc },
+    value: d.value,
+  };
+}
+
+/** `namespace/name`, or the name alone, as hosts are named everywhere. */
+function keyOf(d: KindedDocument): string {
+  const m = record(d.value['metadata']);
+  const name = typeof m['name'] === 'string' ? m['name'] : '';
+  return typeof m['namespace'] === 'string' && m['namespace'] ? `${m['namespace']}/${name}` : name;
+}
+
+function describe(d: KindedDocument): string {
+  const key = keyOf(d);
+  return key && !key.endsWith('/') ? `${d.kind} "${key}"` : `${d.kind} (no name)`;
+}
+
+function record(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : {};
+}
