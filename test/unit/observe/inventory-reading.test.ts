@@ -66,7 +66,6 @@ async function readInventory(
     });
     if (as === 'site') {
       const v = await validatePath(dir);
-      if ('usage' in v) throw new Error(v.usage);
       if (!v.model) return { hosts: [], problems: v.problems.map(rel) };
       const o = await observe(v.model, {
         inventory: { kind: 'embedded', root: dir },
