@@ -5,7 +5,7 @@ import { buildReports, type ClusterStatusDoc, type SiteStatusDoc } from '../repo
 import type { ClusterSummary, ReconcileSummary, Trigger } from '../serve/types.js';
 import { StateLock } from '../state/lock.js';
 import { StateStore } from '../state/store.js';
-import { BpaError, messageOf } from '../util/errors.js';
+import { BpaError, WaitingError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { redact } from '../util/redact.js';
 import { error, hasErrors, type Problem } from '../util/problem.js';
@@ -89,7 +89,10 @@ export class Reconciler {
         clusters: this.last?.clusters ?? [],
         error:
           err instanceof BpaError
-            ? err.toJSON()
+            ? {
+                ...err.toJSON(),
+                ...(err instanceof WaitingError ? { retryAfterMs: err.retryAfterMs } : {}),
+              }
             : { code: 'STATE_LOCK_FAILED', message: redact(messageOf(err)), retry: 'transient' },
       });
     }

@@ -134,6 +134,7 @@ describe('reconciler over in-memory ports', () => {
       assert.equal(summary.result, 'failed');
       assert.equal(summary.error?.code, 'STATE_LOCKED');
       assert.equal(summary.error?.retry, 'waiting');
+      assert.ok((summary.error?.retryAfterMs ?? 0) > 0, 'serve retries after the delay it names');
     } finally {
       await other.release();
     }
