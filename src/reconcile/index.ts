@@ -123,7 +123,8 @@ export class Reconciler {
           env: this.opts.env,
           now: now(),
           log,
-          onLine: this.opts.onLine,
+          // Whatever the installer (a process or a Job) prints goes to logs only redacted.
+          onLine: this.opts.onLine && ((line) => this.opts.onLine?.(redact(line))),
           signal,
           lock,
           ports: this.opts.ports,

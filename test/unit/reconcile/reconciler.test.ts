@@ -229,21 +229,25 @@ describe('reconciler over in-memory ports', () => {
       { mode: 0o755 },
     );
     // The real local installer: a process, its output in a log file under the state directory.
+    const lines: string[] = [];
     const installer = new LocalInstaller({
       commands: { provision: script, scale: script, addon: script, remove: script },
       timeoutMs: 30_000,
       env: {},
       log: silentLogger(),
+      onLine: (line) => lines.push(line),
     });
     const summary = await reconciler({ ports: { ...ports, installer } }).reconcile('startup');
     assert.equal(summary.result, 'failed');
     const published = [
       ...source.commits.flatMap((c) => [c.message, ...c.files.values()]),
       JSON.stringify(summary),
+      ...lines, // what serve logs and `bpa apply` prints, live
     ].join('\n');
     for (const secret of [token, ...keyLines])
       assert.ok(!published.includes(secret), `leaked: ${secret}`);
     assert.doesNotMatch(published, /PRIVATE KEY-----/);
+    assert.ok(lines.some((l) => l.includes('[east] TASK [bootstrap] contacting the API')));
     const op = source.clusterReport('east')?.status.lastOperation?.[0];
     assert.equal(op?.result, 'failed');
     assert.match(op?.message ?? '', /exited 3/);
