@@ -1,4 +1,3 @@
-import { sanitize } from './errors.js';
 import { tailOf } from './exec-error.js';
 
 /**
@@ -6,10 +5,11 @@ import { tailOf } from './exec-error.js';
  * credentials, `password=…`-style values, well-known token shapes, random-looking blobs (a
  * key's base64 body even when the excerpt cut its BEGIN line) and URL credentials. Used on
  * every text that goes to git, the status API or a log line; full installer logs stay
- * unredacted in the state directory.
+ * unredacted in the state directory. Every pattern is bounded, so a long line costs linear
+ * time.
  */
 export function redact(text: string): string {
-  let out = sanitize(text);
+  let out = text.replace(URL_CREDENTIALS, '$1***@');
   out = out.replace(KEY_BLOCK, MASK_KEY);
   if (out.includes('-----END')) out = out.replace(KEY_TAIL, MASK_KEY);
   out = out.replace(KEY_LINE, MASK_KEY);
@@ -25,11 +25,19 @@ export function redact(text: string): string {
 
 /** The last lines of an output, short and redacted: what a report may carry of it. */
 export function excerpt(text: string, maxLines = 5, maxBytes = 1000): string {
-  // Redacted before it is cut, so a key block cut in half is still recognised as a key.
-  return redact(tailOf(redact(text), maxLines, maxBytes));
+  // Redacted before it is cut to size, so a key block the cut would halve is still seen
+  // whole; only a generous end of a long output is looked at.
+  const window = text.slice(-WINDOW_CHARS).split('\n').slice(-WINDOW_LINES).join('\n');
+  return redact(tailOf(redact(window), maxLines, maxBytes));
 }
 
+const WINDOW_CHARS = 64 * 1024;
+const WINDOW_LINES = 200;
+
 const MASK = '***';
+
+/** `https://user:token@host` → `https://***@host` (bounded: linear on any input). */
+const URL_CREDENTIALS = /([a-z][a-z0-9+.-]{0,31}:\/\/)[^/@\s]{1,512}@/gi;
 const MASK_KEY = '[private key redacted]';
 
 /** A whole key block, or one whose END line is cut off (it runs to the end of the text). */
@@ -38,12 +46,13 @@ const KEY_BLOCK = new RegExp(
   'g',
 );
 /** The end of a block whose BEGIN line was cut off: the base64 lines before the END line. */
-const KEY_TAIL = /(?:[A-Za-z0-9+/=]{4,}[ \t\r\n|]+)*-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/g;
+const KEY_TAIL =
+  /(?:[A-Za-z0-9+/=]{4,100}[ \t\r\n|]{1,8}){0,80}-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/g;
 /** A BEGIN or END line alone. */
 const KEY_LINE = /-----(?:BEGIN|END) [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/g;
 
 const SENSITIVE =
-  '[A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Za-z0-9_.-]*';
+  '[A-Za-z0-9_.-]{0,64}(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Za-z0-9_.-]{0,64}';
 /** `Authorization: Bearer x`, `X-Auth-Token: x`, `Cookie: x`: the value up to a quote or the line's end. */
 const AUTH_HEADER =
   /\b((?:proxy-)?authorization|cookie|set-cookie|x-[a-z-]*token)(\s*[:=]\s*)[^\r\n|'"]+/gi;
@@ -54,7 +63,7 @@ const BASIC = /\bBasic\s+([A-Za-z0-9+/]{8,}={0,2})/g;
 const FLAG_VALUE = new RegExp(`(--${SENSITIVE})(=|\\s+)("[^"]*"|'[^']*'|[^\\s"',;&]+)`, 'gi');
 /** `password=x`, `password: x`, `"client_secret": "x"`, `ANSIBLE_BECOME_PASS=x`. */
 const NAMED_VALUE = new RegExp(
-  `\\b(${SENSITIVE}|[A-Za-z0-9_]*_PASS)(["']?\\s*[:=]\\s*)("[^"]*"|'[^']*'|[^\\s"',;&]+)`,
+  `\\b(${SENSITIVE}|[A-Za-z0-9_]{0,64}_PASS)(["']?\\s*[:=]\\s*)("[^"]*"|'[^']*'|[^\\s"',;&]+)`,
   'gi',
 );
 const TOKEN_SHAPES = [
