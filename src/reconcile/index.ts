@@ -75,6 +75,20 @@ export class Reconciler {
       });
     }
     log.info({ revision, source: this.opts.source.describe() }, 'reconcile started');
+    let outcome: ApplyRun | { usage: string } | undefined;
+    let failure: unknown;
+    let refused: Problem | undefined;
+    let interrupted = false;
+    try {
+      // bpa's own status commits are not signed: an input already verified is not checked again.
+      if (state.verifiedDigest !== digest) {
+        await this.opts.source.verify?.(revision);
+        if (this.opts.source.verify) state.verifiedDigest = digest;
+      }
+    } catch (err: unknown) {
+      if (!(err instanceof BpaError) || err.retry !== 'stalled') throw err;
+      refused = error(err.code, err.message);
+    }
     // Held from before the state is rebuilt to after the report: while another bpa applies
     // with this state directory, this reconcile changes nothing at all, not even a report.
     const lock = new StateLock(this.opts.stateDir);
@@ -96,21 +110,7 @@ export class Reconciler {
             : { code: 'STATE_LOCK_FAILED', message: redact(messageOf(err)), retry: 'transient' },
       });
     }
-    let outcome: ApplyRun | { usage: string } | undefined;
-    let failure: unknown;
-    let refused: Problem | undefined;
-    let interrupted = false;
     try {
-      try {
-        // bpa's own status commits are not signed: an input already verified is not checked again.
-        if (state.verifiedDigest !== digest) {
-          await this.opts.source.verify?.(revision);
-          if (this.opts.source.verify) state.verifiedDigest = digest;
-        }
-      } catch (err: unknown) {
-        if (!(err instanceof BpaError) || err.retry !== 'stalled') throw err;
-        refused = error(err.code, err.message);
-      }
       // A lost state directory (a new volume) is rebuilt from the reports in the repository,
       // so running clusters are not provisioned again.
       if (!refused) {
