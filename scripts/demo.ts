@@ -18,6 +18,7 @@ import { startAptRepo } from '../test/lab/apt-repo.js';
 import { canRunLab, startLab } from '../test/lab/lab.js';
 import { readTree } from '../test/fakes/tree.js';
 import { sendPush } from '../test/fakes/webhook.js';
+import { demoLog } from './demo-log.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BPA = join(ROOT, 'bin', 'bpa');
@@ -194,9 +195,7 @@ async function showLog(
   const clone = await mkdtemp(join(tmpdir(), 'bpa-demo-clone-'));
   try {
     await run('git', ['clone', '-q', git.repoUrl('edge-site'), clone]);
-    console.log(
-      await run('git', ['-C', clone, 'log', '--format=%h %an: %s%n%w(0,8,8)%b', '-n', '6']),
-    );
+    console.log(await demoLog(clone));
   } finally {
     await rm(clone, { recursive: true, force: true });
   }

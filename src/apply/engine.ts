@@ -7,8 +7,9 @@ import type { AppliedCluster } from '../state/applied.js';
 import { writeFileAtomic } from '../state/atomic.js';
 import { Journal, type StepRecord } from '../state/journal.js';
 import type { StateStore } from '../state/store.js';
-import { BpaError, messageOf } from '../util/errors.js';
+import { BpaError, TransientError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
+import { redact } from '../util/redact.js';
 import type { PackageSpec, Role } from '../validate/model.js';
 import type {
   AccessPort,
@@ -32,14 +33,20 @@ export interface ApplyDeps {
   revision?: string;
   maxParallelClusters?: number;
   now?: () => Date;
+  /**
+   * Fired when bpa is stopping (SIGTERM, leadership lost): no new step starts, and a step
+   * that ends because of it stays journaled as running, to be resumed by the next run.
+   */
+  signal?: AbortSignal;
 }
 
-export type StepResult = 'done' | 'skipped' | 'failed';
+export type StepResult = 'done' | 'skipped' | 'failed' | 'interrupted';
 
 export interface ActionOutcome {
   kind: Action['kind'];
   nodes: string[];
-  result: 'done' | 'failed' | 'not-run';
+  /** interrupted: bpa was stopping; the action resumes where it stopped on the next run. */
+  result: 'done' | 'failed' | 'not-run' | 'interrupted';
   startedAt?: string;
   endedAt?: string;
   steps: Array<{ name: string; result: StepResult }>;
@@ -49,15 +56,21 @@ export interface ActionOutcome {
 
 export interface ClusterOutcome {
   cluster: string;
-  result: 'applied' | 'failed' | 'unchanged';
+  result: 'applied' | 'failed' | 'unchanged' | 'interrupted';
   actions: ActionOutcome[];
 }
 
 export interface ApplyResult {
   planHash: string;
   clusters: ClusterOutcome[];
+  /** Nothing failed and nothing was interrupted. */
   ok: boolean;
+  /** bpa stopped before the plan was through: not a failure, the next run resumes it. */
+  interrupted: boolean;
 }
+
+/** What a step that ended because bpa is stopping throws: the journal keeps it running. */
+export const INTERRUPTED = 'APPLY_INTERRUPTED' as const;
 
 /**
  * Runs a plan. Every action is split into steps, each recorded in the cluster's journal
@@ -70,7 +83,13 @@ export async function applyPlan(plan: Plan, deps: ApplyDeps): Promise<ApplyResul
   const clusters = await Promise.all(
     plan.clusters.map((c) => limit(() => applyCluster(c, plan.hash, deps))),
   );
-  return { planHash: plan.hash, clusters, ok: clusters.every((c) => c.result !== 'failed') };
+  const interrupted = clusters.some((c) => c.result === 'interrupted');
+  return {
+    planHash: plan.hash,
+    clusters,
+    ok: !interrupted && clusters.every((c) => c.result !== 'failed'),
+    interrupted,
+  };
 }
 
 async function applyCluster(
@@ -89,9 +108,14 @@ async function applyCluster(
     steps: [],
   }));
   let failed = false;
+  let interrupted = false;
   for (const [i, action] of c.actions.entries()) {
     const outcome = outcomes[i] as ActionOutcome;
-    if (failed) break;
+    if (failed || interrupted) break;
+    if (deps.signal?.aborted) {
+      interrupted = true;
+      break;
+    }
     outcome.startedAt = (deps.now?.() ?? new Date()).toISOString();
     // The applied state this action starts from: recorded when an action completes, so the
     // same work asked for again later (a node removed, then added back) is new work.
@@ -111,17 +135,31 @@ async function applyCluster(
       await run.execute();
       outcome.result = 'done';
     } catch (err: unknown) {
-      outcome.result = 'failed';
-      outcome.error =
-        err instanceof BpaError
-          ? { code: err.code, message: err.message }
-          : { code: 'APPLY_FAILED', message: messageOf(err) };
-      log.error({ action: action.kind, err: outcome.error }, 'action failed');
-      failed = true;
+      if (err instanceof BpaError && err.code === INTERRUPTED) {
+        outcome.result = 'interrupted';
+        log.warn({ action: action.kind }, 'action interrupted: the next run resumes it');
+        interrupted = true;
+      } else {
+        outcome.result = 'failed';
+        outcome.error = errorOf(err, 'APPLY_FAILED');
+        log.error({ action: action.kind, err: outcome.error }, 'action failed');
+        failed = true;
+      }
     }
     outcome.endedAt = (deps.now?.() ?? new Date()).toISOString();
   }
-  return { cluster: c.cluster, result: failed ? 'failed' : 'applied', actions: outcomes };
+  return {
+    cluster: c.cluster,
+    result: interrupted ? 'interrupted' : failed ? 'failed' : 'applied',
+    actions: outcomes,
+  };
+}
+
+/** An error as reports, logs and the journal carry it: code and a redacted message. */
+function errorOf(err: unknown, fallback: string): { code: string; message: string } {
+  return err instanceof BpaError
+    ? { code: err.code, message: redact(err.message) }
+    : { code: fallback, message: redact(messageOf(err)) };
 }
 
 /** The steps of one action, journaled. */
@@ -238,7 +276,10 @@ class ActionRun {
               : 'install';
         let results: PackageResult[] = [];
         await this.step('packages', async () => {
-          results = await this.deps.packages.apply(a.cluster, nodes, a.packages ?? [], mode);
+          results = (await this.deps.packages.apply(a.cluster, nodes, a.packages ?? [], mode)).map(
+            (r) =>
+              r.error ? { ...r, error: { ...r.error, message: redact(r.error.message) } } : r,
+          );
           this.outcome.packages = results;
           const bad = results.filter((r) => !r.ok);
           if (bad.length) {
@@ -268,6 +309,8 @@ class ActionRun {
       this.log.info({ action: this.action.kind, step: name }, 'step already done, skipped');
       return;
     }
+    // Stopping: a step not yet started is left for the next run.
+    if (this.deps.signal?.aborted) throw interruptedError(this.action.kind, name);
     const previous: StepRecord | undefined = prev ? { ...prev } : undefined;
     await this.journal.start(key, this.action.kind, name);
     this.log.info(
@@ -277,14 +320,18 @@ class ActionRun {
     try {
       await fn({ previous, record: (data) => this.journal.update(key, data) });
     } catch (err: unknown) {
+      if (this.deps.signal?.aborted) {
+        // Ended because bpa is stopping (an installer stopped, a Job no longer watched): its
+        // outcome is not a failure of the work. It stays running in the journal, marked, and
+        // the next run resumes it (re-checks or re-runs it: steps are idempotent).
+        this.outcome.steps.push({ name, result: 'interrupted' });
+        await this.journal.update(key, {
+          interruptedAt: (this.deps.now?.() ?? new Date()).toISOString(),
+        });
+        throw interruptedError(this.action.kind, name, err);
+      }
       this.outcome.steps.push({ name, result: 'failed' });
-      await this.journal.finish(
-        key,
-        'failed',
-        err instanceof BpaError
-          ? { code: err.code, message: err.message }
-          : { code: 'STEP_FAILED', message: messageOf(err) },
-      );
+      await this.journal.finish(key, 'failed', errorOf(err, 'STEP_FAILED'));
       throw err;
     }
     await this.journal.finish(key, 'done');
@@ -345,6 +392,14 @@ class ActionRun {
       appliedAt: (this.deps.now?.() ?? new Date()).toISOString(),
     });
   }
+}
+
+function interruptedError(action: string, step: string, cause?: unknown): TransientError {
+  return new TransientError(
+    INTERRUPTED,
+    `${action}: bpa stopped during step ${step}; the next run resumes it`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 function mergeNodes(

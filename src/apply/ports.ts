@@ -1,3 +1,4 @@
+import type { FactsMap, FactsTarget } from '../observe/facts.js';
 import type { PackageChange, PlannedNode } from '../plan/index.js';
 import type { StepRecord } from '../state/journal.js';
 
@@ -64,4 +65,9 @@ export interface PackagePort {
     changes: readonly PackageChange[],
     mode: 'install' | 'upgrade' | 'remove',
   ): Promise<PackageResult[]>;
+}
+
+export interface FactsPort {
+  /** Installed versions of each target's packages (dpkg-query); an unreachable node is said so. */
+  read(targets: readonly FactsTarget[]): Promise<FactsMap>;
 }

@@ -4,10 +4,10 @@ import { installerCommands } from '../config/execution.js';
 import type { Config } from '../config/options.js';
 import { siteDigest } from '../load/digest.js';
 import type { Plan } from '../plan/index.js';
-import { runPlan, type PlanRun } from '../plan/run.js';
+import { factsTargets, runPlan, type PlanRun } from '../plan/run.js';
 import { StateLock } from '../state/lock.js';
 import { StateStore } from '../state/store.js';
-import { StalledError } from '../util/errors.js';
+import { StalledError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { hasErrors } from '../util/problem.js';
 import { SshAccess } from './access.js';
@@ -15,13 +15,14 @@ import { applyPlan, type ApplyResult } from './engine.js';
 import { checkCommands, LocalInstaller } from './installer/port.js';
 import { FilePublisher } from './publish-files.js';
 import { SshPackages } from './packages/ssh-packages.js';
-import type { PublishPort } from './ports.js';
+import type { AccessPort, FactsPort, InstallerPort, PackagePort, PublishPort } from './ports.js';
 import { SshSession, type OpenSsh } from './ssh-session.js';
 import {
   readCredentialsFile,
   readSecretCredentials,
   type BootstrapCredentials,
 } from './ssh/index.js';
+import { factsKey, type FactsMap, type FactsTarget } from '../observe/facts.js';
 
 export interface ApplyRunOptions {
   env: NodeJS.ProcessEnv;
@@ -32,6 +33,19 @@ export interface ApplyRunOptions {
   signal?: AbortSignal;
   /** Called with the plan before anything is applied (to show it). */
   onPlan?: (run: PlanRun) => void;
+  /** The state lock, when the caller holds it already (a reconcile holds it up to its report). */
+  lock?: StateLock;
+  /** The outside world to use instead of what the configuration names (SSH, installer, publishing). */
+  ports?: ApplyPorts;
+}
+
+/** Everything an apply reads from and changes outside bpa. */
+export interface ApplyPorts {
+  access: AccessPort;
+  installer: InstallerPort;
+  publish: PublishPort;
+  packages: PackagePort;
+  facts: FactsPort;
 }
 
 export interface ApplyRun {
@@ -39,6 +53,11 @@ export interface ApplyRun {
   config?: Config;
   /** Absent when nothing was applied because the site has errors (see `run.problems`). */
   result?: ApplyResult;
+  /**
+   * What the nodes report after the apply: the facts read for the plan, with every node an
+   * action worked on read again (new nodes, changed versions). What a report shows.
+   */
+  facts?: FactsMap;
 }
 
 /**
@@ -55,13 +74,15 @@ export async function runApply(
   const remember = (site: Record<string, unknown> | undefined): Config => (cfg = config(site));
   // The lock is taken before observing: the applied state read for the plan is the one applied to.
   const stateDir = config(undefined).stateDir;
-  const lock = new StateLock(stateDir);
-  await lock.acquire();
+  const lock = opts.lock ?? new StateLock(stateDir);
+  if (!opts.lock) await lock.acquire();
   const ssh = new SshSession();
+  const readFacts = async (targets: FactsTarget[], c: Config): Promise<FactsMap> => {
+    if (opts.ports) return opts.ports.facts.read(targets);
+    return ssh.facts(targets, c);
+  };
   try {
-    const run = await runPlan(path, remember, opts.env, opts.now, (targets, c) =>
-      ssh.facts(targets, c),
-    );
+    const run = await runPlan(path, remember, opts.env, opts.now, readFacts);
     opts.onPlan?.(run);
     if (!run.plan || !cfg || hasErrors(run.problems)) return { run, config: cfg };
     const wanted = cfg.planHash;
@@ -71,12 +92,51 @@ export async function runApply(
         `nothing applied: the plan has changed since it was reviewed: its hash is now ${run.plan.hash.slice(0, 12)}, not ${wanted}; run bpa plan again and review it`,
       );
     }
-    const result = await applyWith(run.plan, cfg, run, lock, opts, await ssh.open(cfg));
-    return { run, config: cfg, result };
+    const c = cfg;
+    const result = await applyWith(run.plan, cfg, run, lock, opts, () => ssh.open(c));
+    const facts = await factsAfter(run, result, c, (targets) => readFacts(targets, c), opts.log);
+    return { run, config: cfg, result, facts };
   } finally {
     await ssh.close();
-    await lock.release();
+    if (!opts.lock) await lock.release();
   }
+}
+
+/**
+ * The facts read for the plan, with the nodes the apply worked on read again: a report shows
+ * the versions the nodes have now and the nodes just added, not what was there before.
+ */
+async function factsAfter(
+  run: PlanRun,
+  result: ApplyResult,
+  cfg: Config,
+  read: (targets: FactsTarget[]) => Promise<FactsMap>,
+  log: Logger,
+): Promise<FactsMap | undefined> {
+  const touched = new Set(
+    result.clusters.flatMap((c) =>
+      c.actions
+        .filter((a) => a.result !== 'not-run')
+        .flatMap((a) => a.nodes.map((n) => factsKey(c.cluster, n))),
+    ),
+  );
+  const model = run.validated.model;
+  // A run stopped half-way is not reported (the next one resumes and reports).
+  if (!touched.size || !model || result.interrupted) return run.facts;
+  const applied = await new StateStore(cfg.stateDir).readApplied();
+  const targets = factsTargets(model, { applied }).filter((t) =>
+    touched.has(factsKey(t.cluster, t.node)),
+  );
+  const facts = new Map(run.facts);
+  if (!targets.length) return facts;
+  try {
+    for (const [key, f] of await read(targets)) facts.set(key, f);
+  } catch (err: unknown) {
+    // What the nodes had before the apply is no longer known to be true: show nothing for them.
+    log.warn({ err: messageOf(err) }, 'could not read the nodes again after the apply');
+    for (const t of targets) facts.delete(factsKey(t.cluster, t.node));
+  }
+  return facts;
 }
 
 async function applyWith(
@@ -85,9 +145,31 @@ async function applyWith(
   run: PlanRun,
   lock: StateLock,
   opts: ApplyRunOptions,
-  ssh: OpenSsh,
+  openSsh: () => Promise<OpenSsh>,
 ): Promise<ApplyResult> {
   const store = new StateStore(cfg.stateDir);
+  const ports = opts.ports ?? (await portsFor(cfg, run, store, opts, await openSsh()));
+  return await applyPlan(plan, {
+    store,
+    verifyLock: () => lock.verify(),
+    log: opts.log,
+    revision: siteDigest(run.validated.loaded.files),
+    signal: opts.signal,
+    access: ports.access,
+    installer: ports.installer,
+    publish: ports.publish,
+    packages: ports.packages,
+  });
+}
+
+/** The real ports the configuration names: SSH, an installer process or Job, publishing. */
+async function portsFor(
+  cfg: Config,
+  run: PlanRun,
+  store: StateStore,
+  opts: ApplyRunOptions,
+  ssh: OpenSsh,
+): Promise<Omit<ApplyPorts, 'facts'>> {
   const site = run.validated.model?.site?.spec ?? {};
   const { keys, options: sshOptions, pool, knownHosts } = ssh;
   const commands = installerCommands(cfg);
@@ -112,11 +194,7 @@ async function applyWith(
     cfg.installerMode === 'job'
       ? (await import('./installer/job-port.js')).JobInstaller
       : undefined;
-  return await applyPlan(plan, {
-    store,
-    verifyLock: () => lock.verify(),
-    log: opts.log,
-    revision: siteDigest(run.validated.loaded.files),
+  return {
     access: new SshAccess({
       pool,
       ssh: sshOptions,
@@ -163,7 +241,7 @@ async function applyWith(
       timeoutMs: 15 * 60_000,
       log: opts.log,
     }),
-  });
+  };
 }
 
 /** The bootstrap cluster's client config, when there is one (the client library loads only then). */

@@ -92,7 +92,10 @@ function inventorySpec(
 }
 
 /** Nodes bpa applied before, with the packages the site asks their roles to carry. */
-function factsTargets(model: SiteModel, observations: Observations): FactsTarget[] {
+export function factsTargets(
+  model: SiteModel,
+  observations: Pick<Observations, 'applied'>,
+): FactsTarget[] {
   const targets: FactsTarget[] = [];
   for (const applied of observations.applied.clusters.values()) {
     const cluster = model.clusters.find((c) => c.name === applied.cluster);

@@ -1,11 +1,13 @@
 import { parse as yamlParse } from 'yaml';
 import type { Config } from '../config/options.js';
-import { runApply, type ApplyRun } from '../apply/run.js';
+import { runApply, type ApplyPorts, type ApplyRun } from '../apply/run.js';
 import { buildReports, type ClusterStatusDoc, type SiteStatusDoc } from '../report/status.js';
 import type { ClusterSummary, ReconcileSummary, Trigger } from '../serve/types.js';
+import { StateLock } from '../state/lock.js';
 import { StateStore } from '../state/store.js';
-import { BpaError, messageOf, sanitize } from '../util/errors.js';
+import { BpaError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
+import { redact } from '../util/redact.js';
 import { error, hasErrors, type Problem } from '../util/problem.js';
 import { rebuildState } from './rebuild.js';
 import { readSourceState, writeSourceState } from './source-state.js';
@@ -23,6 +25,8 @@ export interface ReconcilerOptions {
   /** A full reconcile (nodes observed, drift repaired) at least this often, even with no new input. */
   resyncIntervalMs: number;
   onLine?: (line: string) => void;
+  /** The outside world to apply through instead of what the configuration names (tests). */
+  ports?: ApplyPorts;
 }
 
 /**
@@ -45,8 +49,9 @@ export class Reconciler {
     const full =
       !state.lastFullAt || now() - Date.parse(state.lastFullAt) >= this.opts.resyncIntervalMs;
     // The same input again: nothing to do, unless a periodic full reconcile is due (never for
-    // a rejected input, which stays rejected until it changes).
-    const same = state.attempted?.digest === digest;
+    // a rejected input, which stays rejected until it changes) or the last attempt failed (a
+    // failed revision is tried again, with backoff under serve, until it applies).
+    const same = state.attempted?.digest === digest && state.attempted.result !== 'failed';
     // …except that a signed commit of an input rejected for its signature is checked again
     // (a person re-signed it); bpa's own status commits on top of it are never signed.
     const resigned =
@@ -73,6 +78,7 @@ export class Reconciler {
     let outcome: ApplyRun | undefined;
     let failure: unknown;
     let refused: Problem | undefined;
+    let interrupted = false;
     try {
       // bpa's own status commits are not signed: an input already verified is not checked again.
       if (state.verifiedDigest !== digest) {
@@ -82,6 +88,27 @@ export class Reconciler {
     } catch (err: unknown) {
       if (!(err instanceof BpaError) || err.retry !== 'stalled') throw err;
       refused = error(err.code, err.message);
+    }
+    // Held from before the state is rebuilt to after the report: while another bpa applies
+    // with this state directory, this reconcile changes nothing at all, not even a report.
+    const lock = new StateLock(this.opts.stateDir);
+    try {
+      await lock.acquire();
+    } catch (err: unknown) {
+      log.warn({ err: messageOf(err) }, 'reconcile not started: the state directory is locked');
+      return (this.last = {
+        result: 'failed',
+        revision,
+        appliedRevision: state.applied?.revision,
+        clusters: this.last?.clusters ?? [],
+        error:
+          err instanceof BpaError
+            ? {
+                ...err.toJSON(),
+                ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}),
+              }
+            : { code: 'STATE_LOCK_FAILED', message: redact(messageOf(err)), retry: 'transient' },
+      });
     }
     try {
       // A lost state directory (a new volume) is rebuilt from the reports in the repository,
@@ -96,18 +123,42 @@ export class Reconciler {
           env: this.opts.env,
           now: now(),
           log,
-          onLine: this.opts.onLine,
+          // Whatever the installer (a process or a Job) prints goes to logs only redacted.
+          onLine: this.opts.onLine && ((line) => this.opts.onLine?.(redact(line))),
           signal,
+          lock,
+          ports: this.opts.ports,
         });
     } catch (err: unknown) {
       failure = err;
     } finally {
-      await this.report(siteDir, revision, digest, state, outcome, failure, now, refused).catch(
-        (err: unknown) => {
-          log.error({ err: messageOf(err) }, 'status report failed');
-          failure ??= err;
+      // Stopped half-way (SIGTERM, leadership lost): not a failure, and nothing to report
+      // yet; the journal keeps the step, and the next start resumes it and reports.
+      const applied = outcome && 'result' in outcome ? outcome.result : undefined;
+      interrupted =
+        signal?.aborted === true && (failure !== undefined || applied?.interrupted === true);
+      if (!interrupted)
+        await this.report(siteDir, revision, digest, state, outcome, failure, now, refused).catch(
+          (err: unknown) => {
+            log.error({ err: messageOf(err) }, 'status report failed');
+            failure ??= err;
+          },
+        );
+      await lock.release();
+    }
+    if (interrupted) {
+      log.warn({ revision }, 'reconcile interrupted: the next start resumes it');
+      return (this.last = {
+        result: 'interrupted',
+        revision,
+        appliedRevision: state.applied?.revision,
+        clusters: this.last?.clusters ?? [],
+        error: {
+          code: 'APPLY_INTERRUPTED',
+          message: 'bpa stopped during the apply; the next start resumes it',
+          retry: 'transient',
         },
-      );
+      });
     }
     const summary = refused
       ? {
@@ -160,7 +211,7 @@ export class Reconciler {
       plan: run?.run.plan,
       result: run?.result,
       applied,
-      facts: run?.run.facts,
+      facts: run?.facts ?? run?.run.facts,
       previous: await this.opts.source.previousReports(siteDir),
       now: at,
     });
@@ -208,7 +259,7 @@ export class Reconciler {
         ...base,
         error: {
           code: err?.code ?? 'RECONCILE_FAILED',
-          message: sanitize(messageOf(failure)),
+          message: redact(messageOf(failure)),
           retry: err?.retry ?? 'transient',
           ...(err?.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}),
         },
@@ -254,9 +305,9 @@ export class Reconciler {
 
 function firstError(outcome: ApplyRun): string {
   const action = outcome.result?.clusters.flatMap((c) => c.actions).find((a) => a.error);
-  if (action?.error) return sanitize(`${action.kind}: ${action.error.message}`);
+  if (action?.error) return redact(`${action.kind}: ${action.error.message}`);
   const problem = outcome.run.problems.find((p) => p.severity === 'error');
-  return sanitize(problem?.message ?? 'apply failed');
+  return redact(problem?.message ?? 'apply failed');
 }
 
 function commitSummary(result: string, run: ApplyRun | undefined, failure: unknown): string {

@@ -43,8 +43,8 @@ export class LocalSource implements SiteSource {
     return { siteDir: this.dir, revision: digest, digest };
   }
 
-  previousReports(siteDir: string): Promise<Map<string, unknown>> {
-    return readReports(siteDir);
+  async previousReports(siteDir: string): Promise<Map<string, unknown>> {
+    return parseReports(await readReportTexts(siteDir));
   }
 
   async publish(siteDir: string, files: Map<string, string>): Promise<string | undefined> {
@@ -97,8 +97,22 @@ export class GitSource implements SiteSource {
     return { siteDir: join(this.dir, this.sitePath), revision: revision.commit, digest };
   }
 
-  previousReports(siteDir: string): Promise<Map<string, unknown>> {
-    return readReports(siteDir);
+  /** With a status branch, the reports are read from it: the followed branch has none. */
+  async previousReports(siteDir: string): Promise<Map<string, unknown>> {
+    return parseReports(await this.reportTexts(siteDir));
+  }
+
+  private async reportTexts(siteDir: string): Promise<Map<string, string>> {
+    if (!this.opts.statusBranch) return readReportTexts(siteDir);
+    const { readBranchDir } = await import('../report/read-branch.js');
+    const dir = this.sitePath ? `${this.sitePath}/${STATUS_DIR}` : STATUS_DIR;
+    const files = await readBranchDir(this.repo(), this.opts.statusBranch, dir);
+    return new Map(
+      [...files]
+        .filter(([name]) => name.endsWith('.yaml'))
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([name, text]) => [`${STATUS_DIR}/${name}`, text]),
+    );
   }
 
   async signed(revision: string): Promise<boolean> {
@@ -118,7 +132,7 @@ export class GitSource implements SiteSource {
     files: Map<string, string>,
     message: string,
   ): Promise<string | undefined> {
-    const previous = await readReports(siteDir, true);
+    const previous = await this.reportTexts(siteDir);
     const changed: Record<string, string> = {};
     for (const [path, text] of files) {
       if (previous.get(path) !== text)
@@ -139,9 +153,9 @@ export class GitSource implements SiteSource {
   }
 }
 
-/** The reports under `<siteDir>/status/`, parsed (or raw text with `raw`). */
-async function readReports(siteDir: string, raw = false): Promise<Map<string, unknown>> {
-  const out = new Map<string, unknown>();
+/** The reports under `<siteDir>/status/`, by site-relative path, as text. */
+async function readReportTexts(siteDir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
   let names: string[];
   try {
     names = await readdir(join(siteDir, STATUS_DIR));
@@ -150,9 +164,16 @@ async function readReports(siteDir: string, raw = false): Promise<Map<string, un
   }
   for (const name of names.filter((n) => n.endsWith('.yaml')).sort()) {
     const text = await readFile(join(siteDir, STATUS_DIR, name), 'utf8').catch(() => undefined);
-    if (text === undefined) continue;
+    if (text !== undefined) out.set(`${STATUS_DIR}/${name}`, text);
+  }
+  return out;
+}
+
+function parseReports(texts: ReadonlyMap<string, string>): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [path, text] of texts) {
     try {
-      out.set(`${STATUS_DIR}/${name}`, raw ? text : parse(text));
+      out.set(path, parse(text));
     } catch {
       // A damaged report is simply rewritten.
     }

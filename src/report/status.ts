@@ -4,8 +4,8 @@ import type { FactsMap } from '../observe/facts.js';
 import { factsKey } from '../observe/facts.js';
 import type { Plan } from '../plan/index.js';
 import type { AppliedState } from '../state/applied.js';
-import { sanitize } from '../util/errors.js';
 import type { Problem } from '../util/problem.js';
+import { redact } from '../util/redact.js';
 import type { SiteModel } from '../validate/model.js';
 
 export const STATUS_DIR = 'status';
@@ -88,7 +88,8 @@ export interface ReportInput {
  * The status files of one reconcile: `status/<cluster>.yaml` and `status/site.yaml`. Pure and
  * deterministic: when nothing changed, the text is identical (times are carried over from the
  * previous report), so no commit is made. Nothing secret is ever written: messages are
- * sanitized, and only names, addresses, versions and phases are reported.
+ * redacted (no credential, key or token, whatever a failing installer printed) and short,
+ * and only names, addresses, versions and phases are reported.
  */
 export function buildReports(input: ReportInput): Map<string, string> {
   const files = new Map<string, string>();
@@ -191,7 +192,7 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
       nodes,
       plugins: [...(applied?.plugins ?? [])],
       ...lastOperation(outcome, prev),
-      ...(planned?.notes.length ? { notes: planned.notes.map(sanitize) } : {}),
+      ...(planned?.notes.length ? { notes: planned.notes.map((n) => safe(n)) } : {}),
       ...(planProblems.length ? { errors: planProblems.map(errorEntry) } : {}),
     },
   };
@@ -211,7 +212,7 @@ function lastOperation(
       startedAt: a.startedAt,
       endedAt: a.endedAt,
       result: a.result,
-      ...(a.error ? { message: sanitize(a.error.message).slice(0, 2000) } : {}),
+      ...(a.error ? { message: safe(a.error.message) } : {}),
     })),
   };
 }
@@ -268,22 +269,20 @@ function conditionsFor(
       type: 'Ready',
       status: phase === 'Ready' ? 'True' : 'False',
       reason,
-      message: sanitize(message).slice(0, 2000),
+      message: safe(message),
     },
     {
       type: 'Reconciling',
       status: phase === 'Provisioning' ? 'True' : 'False',
       reason: phase === 'Provisioning' ? reason : 'Idle',
-      message: phase === 'Provisioning' ? sanitize(message).slice(0, 2000) : '',
+      message: phase === 'Provisioning' ? safe(message) : '',
     },
     {
       type: 'Stalled',
       status: phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed' ? 'True' : 'False',
       reason: phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed' ? reason : 'None',
       message:
-        phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed'
-          ? sanitize(message).slice(0, 2000)
-          : '',
+        phase === 'Rejected' || phase === 'Blocked' || phase === 'Failed' ? safe(message) : '',
     },
   ];
   return want.map((c) => {
@@ -298,10 +297,16 @@ function conditionsFor(
 function errorEntry(p: Problem): { code: string; message: string; file?: string; line?: number } {
   return {
     code: p.code,
-    message: sanitize(p.message),
+    message: safe(p.message),
     ...(p.file ? { file: p.file } : {}),
     ...(p.line ? { line: p.line } : {}),
   };
+}
+
+/** A message as a report may carry it: redacted, and short (the full logs stay in the state directory). */
+function safe(text: string, max = 1000): string {
+  const clean = redact(text);
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }
 
 function short(sha: string | undefined): string {

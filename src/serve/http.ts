@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { messageOf, sanitize } from '../util/errors.js';
+import { redact } from '../util/redact.js';
 import type { Logger } from '../util/log.js';
 import type { BpaMetrics } from './metrics.js';
 import { sendJson } from './respond.js';
@@ -140,7 +141,7 @@ export function statusDocument(
   const state = scheduler.state();
   const run = state.lastRun;
   const summary = run?.summary;
-  const error = summary?.error && { ...summary.error, message: sanitize(summary.error.message) };
+  const error = summary?.error && { ...summary.error, message: redact(summary.error.message) };
   return {
     status: summary?.status ?? null,
     lastReconcile: run

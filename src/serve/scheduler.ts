@@ -1,4 +1,5 @@
 import { BpaError, TransientError, messageOf, sanitize } from '../util/errors.js';
+import { redact } from '../util/redact.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import {
   isSuccess,
@@ -271,10 +272,7 @@ export class Scheduler {
     };
     if (summary.error) {
       const { code, retry, message } = summary.error;
-      this.log.warn(
-        { ...fields, code, retry },
-        `reconcile ${summary.result}: ${sanitize(message)}`,
-      );
+      this.log.warn({ ...fields, code, retry }, `reconcile ${summary.result}: ${redact(message)}`);
     } else {
       this.log.info(fields, `reconcile ${summary.result}`);
     }

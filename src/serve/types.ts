@@ -11,7 +11,8 @@ export interface ClusterSummary {
   ready: boolean;
 }
 
-export type ReconcileResult = 'applied' | 'unchanged' | 'failed' | 'rejected' | 'skipped';
+export type ReconcileResult =
+  'applied' | 'unchanged' | 'failed' | 'rejected' | 'skipped' | 'interrupted';
 
 export const RECONCILE_RESULTS: readonly ReconcileResult[] = [
   'applied',
@@ -19,10 +20,14 @@ export const RECONCILE_RESULTS: readonly ReconcileResult[] = [
   'failed',
   'rejected',
   'skipped',
+  'interrupted',
 ];
 
 export interface ReconcileSummary {
-  /** skipped: nothing new (a status-only commit, the same input digest). */
+  /**
+   * skipped: nothing new (a status-only commit, the same input digest, already applied);
+   * interrupted: bpa stopped during the apply, which the next start resumes (nothing reported).
+   */
   result: ReconcileResult;
   /** Source revision (git sha) applied or attempted. */
   revision?: string;

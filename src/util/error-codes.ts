@@ -230,6 +230,13 @@ export const RUNTIME_CODES = {
     summary: 'this process lost the state lock while working (another bpa took it over)',
     fix: 'make sure only one bpa uses a state directory; the work is resumed from the journal',
   },
+  STATE_LOCK_FAILED: {
+    retry: 'transient',
+    area: state,
+    summary:
+      "the state directory's lock could not be taken for another reason than another bpa holding it",
+    fix: 'check that the state directory exists and is writable by bpa',
+  },
   STATE_CORRUPT: {
     retry: 'stalled',
     area: state,
@@ -648,6 +655,13 @@ export const RUNTIME_CODES = {
     area: rec,
     summary: 'an action failed; the cluster report names the action and the step',
     fix: 'read the error of the failed action in status/<cluster>.yaml',
+  },
+  APPLY_INTERRUPTED: {
+    retry: 'transient',
+    area: rec,
+    summary:
+      'bpa stopped (SIGTERM, a lost leadership) while a step ran; the step stays journaled as interrupted and nothing is reported as failed',
+    fix: 'nothing: the next start resumes the step from the journal',
   },
   STEP_FAILED: {
     retry: 'transient',

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { BpaError, StalledError, TransientError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
+import { excerpt, redact } from '../../util/redact.js';
 import type { InstallerPath, InstallerPort, InstallerRequest, StepHandle } from '../ports.js';
 import {
   expandCommand,
@@ -71,13 +72,14 @@ export class LocalInstaller implements InstallerPort {
       logName,
       timeoutMs: this.opts.timeoutMs,
       env: this.opts.env,
-      onLine: (line) => this.opts.onLine?.(prefix + line),
+      onLine: (line) => this.opts.onLine?.(prefix + redact(line)),
       signal: this.opts.signal,
       pidFile,
     });
     if (result.exitCode === 0) return;
     const what = `installer ${path} for cluster ${req.cluster}`;
-    const tail = result.tail.split('\n').filter(Boolean).slice(-5).join(' | ');
+    // The full output stays in the log file; the message (and so the report) gets a redacted end.
+    const tail = excerpt(result.tail).split('\n').filter(Boolean).join(' | ');
     if (result.timedOut)
       throw new TransientError(
         'INSTALLER_TIMEOUT',

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGitServer, type GitServer } from '../../fakes/git-server.js';
 import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
+import { StateLock } from '../../../src/state/lock.js';
 import { bpa, labArgs, labReady } from '../apply/harness.js';
-import { writeLabSite } from '../apply/lab-site.js';
+import { updateLabSite, writeLabSite } from '../apply/lab-site.js';
 import { readTree } from '../../fakes/tree.js';
 
 const TOKEN = 's3cret-t0ken-for-tests';
@@ -19,6 +20,7 @@ describe('reconcile --once --repo: a site repository, with status committed back
   let url: string;
   let state: string;
   let badSite: Record<string, string>;
+  let siteDir: string;
 
   const reconcile = (
     extra: string[] = [],
@@ -47,7 +49,7 @@ describe('reconcile --once --repo: a site repository, with status committed back
     tmp = await mkdtemp(join(tmpdir(), 'bpa-gitops-'));
     state = join(tmp, 'state');
     git = await startGitServer({ auth: { username: 'bpa', password: TOKEN } });
-    const siteDir = await writeLabSite(
+    siteDir = await writeLabSite(
       lab.hosts,
       {
         cluster: 'lab',
@@ -94,6 +96,32 @@ describe('reconcile --once --repo: a site repository, with status committed back
       (await git.readFile('site', 'main', 'site/status/site.yaml')) ?? '',
       /phase: Ready/,
     );
+  });
+
+  it('another bpa holding the state lock: refused with STATE_LOCKED, nothing reported or committed', async () => {
+    await git.commitAs('site', { 'site/locked.yaml': '# a comment-only file\n' }, 'while locked');
+    const before = await git.log('site', 'main');
+    const applied = await readFile(join(state, 'clusters', 'lab', 'applied.json'), 'utf8');
+    const other = new StateLock(state);
+    await other.acquire();
+    let r;
+    try {
+      r = await reconcile();
+    } finally {
+      await other.release();
+    }
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /^failed .*STATE_LOCKED/m);
+    assert.deepEqual(await git.log('site', 'main'), before, 'no status commit');
+    assert.match(
+      (await git.readFile('site', 'main', 'site/status/lab.yaml')) ?? '',
+      /phase: Ready/,
+    );
+    assert.equal(await readFile(join(state, 'clusters', 'lab', 'applied.json'), 'utf8'), applied);
+    // Unlocked, the revision is reconciled (it was never attempted).
+    const again = await reconcile();
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    assert.match(again.stdout, /^(unchanged|applied) /m);
   });
 
   it('a status-only commit, or a commit outside the site path, causes no work', async () => {
@@ -166,6 +194,35 @@ describe('reconcile --once --repo: a site repository, with status committed back
       rebuilt.nodes.map((n) => n.name),
       ['master-1', 'worker-1'],
     );
+  });
+
+  it('an installer failure: running again retries the revision and reports it failed, never skipped', async () => {
+    await updateLabSite(siteDir, lab!.hosts, {
+      cluster: 'lab',
+      nodes: [
+        { name: 'master-1', roles: ['master'], host: 0 },
+        { name: 'worker-1', roles: ['worker'], host: 1 },
+        { name: 'worker-2', roles: ['worker'], host: 2 },
+      ],
+    });
+    await git.commitAs(
+      'site',
+      { 'site/cluster.yaml': await readFile(join(siteDir, 'cluster.yaml'), 'utf8') },
+      'add worker-2',
+    );
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const r = await reconcile([], { BPA_REFERENCE_FAIL: '1' });
+      assert.equal(r.code, 1, `attempt ${attempt}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stdout, /^failed .*APPLY_FAILED: add-nodes: /m, `attempt ${attempt}`);
+      assert.match(
+        (await git.readFile('site', 'main', 'site/status/lab.yaml')) ?? '',
+        /action: add-nodes\n(.*\n)*?\s+result: failed/,
+      );
+    }
+    const fixed = await reconcile();
+    assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr);
+    assert.match(fixed.stdout, /^applied /m);
+    assert.match((await git.log('site', 'main'))[0]?.subject ?? '', /^bpa: lab add-nodes @/);
   });
 
   it('an invalid revision: a Rejected report with file:line errors, the last good revision stays applied', async () => {

@@ -1,0 +1,97 @@
+import { tailOf } from './exec-error.js';
+
+/**
+ * Masks what must never leave the state directory: private keys, bearer and basic
+ * credentials, `password=…`-style values, well-known token shapes, random-looking blobs (a
+ * key's base64 body even when the excerpt cut its BEGIN line) and URL credentials. Used on
+ * every text that goes to git, the status API or a log line; full installer logs stay
+ * unredacted in the state directory. Every pattern is bounded, so a long line costs linear
+ * time.
+ */
+export function redact(text: string): string {
+  let out = text.replace(URL_CREDENTIALS, '$1***@');
+  out = out.replace(KEY_BLOCK, MASK_KEY);
+  if (out.includes('-----END')) out = out.replace(KEY_TAIL, MASK_KEY);
+  out = out.replace(KEY_LINE, MASK_KEY);
+  out = out.replace(AUTH_HEADER, (_m, name: string, sep: string) => `${name}${sep}${MASK}`);
+  out = out.replace(BEARER, `Bearer ${MASK}`);
+  out = out.replace(BASIC, (m, value: string) => (/[A-Z0-9=]/.test(value) ? `Basic ${MASK}` : m));
+  out = out.replace(FLAG_VALUE, (_m, flag: string, sep: string) => `${flag}${sep}${MASK}`);
+  out = out.replace(NAMED_VALUE, (_m, name: string, sep: string) => `${name}${sep}${MASK}`);
+  for (const shape of TOKEN_SHAPES) out = out.replace(shape, MASK);
+  out = out.replace(BLOB, (m) => (looksRandom(m) ? MASK : m));
+  return out;
+}
+
+/** The last lines of an output, short and redacted: what a report may carry of it. */
+export function excerpt(text: string, maxLines = 5, maxBytes = 1000): string {
+  // Redacted before it is cut to size, so a key block the cut would halve is still seen
+  // whole; only a generous end of a long output is looked at.
+  const window = text.slice(-WINDOW_CHARS).split('\n').slice(-WINDOW_LINES).join('\n');
+  return redact(tailOf(redact(window), maxLines, maxBytes));
+}
+
+const WINDOW_CHARS = 64 * 1024;
+const WINDOW_LINES = 200;
+
+const MASK = '***';
+
+/** `https://user:token@host` → `https://***@host` (bounded: linear on any input). */
+const URL_CREDENTIALS = /([a-z][a-z0-9+.-]{0,31}:\/\/)[^/@\s]{1,512}@/gi;
+const MASK_KEY = '[private key redacted]';
+
+/** A whole key block, or one whose END line is cut off (it runs to the end of the text). */
+const KEY_BLOCK = new RegExp(
+  `-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\\s\\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|$(?![\\s\\S]))`,
+  'g',
+);
+/** The end of a block whose BEGIN line was cut off: the base64 lines before the END line. */
+const KEY_TAIL =
+  /(?:[A-Za-z0-9+/=]{4,100}[ \t\r\n|]{1,8}){0,80}-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/g;
+/** A BEGIN or END line alone. */
+const KEY_LINE = /-----(?:BEGIN|END) [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/g;
+
+const SENSITIVE =
+  '[A-Za-z0-9_.-]{0,64}(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Za-z0-9_.-]{0,64}';
+/** `Authorization: Bearer x`, `X-Auth-Token: x`, `Cookie: x`: the value up to a quote or the line's end. */
+const AUTH_HEADER =
+  /\b((?:proxy-)?authorization|cookie|set-cookie|x-[a-z-]*token)(\s*[:=]\s*)[^\r\n|'"]+/gi;
+/** `Bearer x` / `Basic x` anywhere else (a curl command line, a quoted header). */
+const BEARER = /\bBearer\s+[A-Za-z0-9\-._~+/]+=*/gi;
+const BASIC = /\bBasic\s+([A-Za-z0-9+/]{8,}={0,2})/g;
+/** `--password x`, `--token=x`, `-e ansible_password=x` (the last via NAMED_VALUE). */
+const FLAG_VALUE = new RegExp(`(--${SENSITIVE})(=|\\s+)("[^"]*"|'[^']*'|[^\\s"',;&]+)`, 'gi');
+/** `password=x`, `password: x`, `"client_secret": "x"`, `ANSIBLE_BECOME_PASS=x`. */
+const NAMED_VALUE = new RegExp(
+  `\\b(${SENSITIVE}|[A-Za-z0-9_]{0,64}_PASS)(["']?\\s*[:=]\\s*)("[^"]*"|'[^']*'|[^\\s"',;&]+)`,
+  'gi',
+);
+const TOKEN_SHAPES = [
+  /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, // JWT (Kubernetes service account tokens)
+  /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g, // GitHub
+  /\bglpat-[A-Za-z0-9_-]{20,}/g, // GitLab
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, // AWS access key ids
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, // Slack
+];
+/** Candidates for random data: long runs of base64 / base64url characters. */
+const BLOB = /[A-Za-z0-9+/_=.-]{24,}/g;
+
+/**
+ * Random-looking: upper case, lower case and digits mixed as in random data (base64 changes
+ * between them at about 6 characters in 10; words, paths, versions and names at under 3).
+ * Hex digests (no upper case), paths, file names and task names stay readable.
+ */
+function looksRandom(s: string): boolean {
+  if (!/[a-z]/.test(s) || !/[A-Z]/.test(s) || !/[0-9+/=_-]/.test(s)) return false;
+  let changes = 0;
+  let counted = 0;
+  let previous = '';
+  for (const ch of s) {
+    const kind = /[a-z]/.test(ch) ? 'l' : /[A-Z]/.test(ch) ? 'u' : /[0-9]/.test(ch) ? 'd' : '';
+    if (!kind) continue;
+    if (previous && kind !== previous) changes++;
+    previous = kind;
+    counted++;
+  }
+  return changes / counted >= 0.3;
+}

@@ -1,0 +1,262 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalInstaller } from '../../../src/apply/installer/port.js';
+import { Reconciler } from '../../../src/reconcile/index.js';
+import { StateLock } from '../../../src/state/lock.js';
+import { silentLogger } from '../../../src/util/log.js';
+import { FakeNodes, fakePorts } from '../../fakes/ports.js';
+import { FakeSiteSource } from '../../fakes/site-source.js';
+import { configWith, hostIp, writeSite, type SiteSpec } from '../../fakes/site.js';
+
+/**
+ * The real reconciler, planner, engine, journal, state store and report builder, driven
+ * through in-memory ports (nodes, installer, publishing) and an in-memory repository: runs
+ * everywhere, without root.
+ */
+describe('reconciler over in-memory ports', () => {
+  let tmp: string;
+  let siteDir: string;
+  let stateDir: string;
+  let nodes: FakeNodes;
+  let ports: ReturnType<typeof fakePorts>;
+  let source: FakeSiteSource;
+
+  const v1: SiteSpec = {
+    nodes: [
+      { name: 'master-1', roles: ['master'], host: 0 },
+      { name: 'worker-1', roles: ['worker'], host: 1 },
+    ],
+    masterSoftware: ['jq=1.6-2.1ubuntu3'],
+    workerSoftware: ['curl'],
+  };
+  /** A person's change: a worker added, jq bumped. */
+  const v2: SiteSpec = {
+    nodes: [...v1.nodes, { name: 'worker-2', roles: ['worker'], host: 2 }],
+    masterSoftware: ['jq=1.7.1-3'],
+    workerSoftware: ['curl'],
+  };
+
+  function reconciler(
+    extra: Partial<ConstructorParameters<typeof Reconciler>[0]> = {},
+  ): Reconciler {
+    return new Reconciler({
+      source,
+      stateDir,
+      config: configWith({ stateDir }),
+      env: {},
+      log: silentLogger(),
+      resyncIntervalMs: 3_600_000,
+      ports,
+      ...extra,
+    });
+  }
+
+  async function stateFiles(): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const e of await readdir(stateDir, { recursive: true, withFileTypes: true }).catch(
+      () => [],
+    )) {
+      if (e.isFile())
+        out[join(e.parentPath, e.name)] = await readFile(join(e.parentPath, e.name), 'utf8');
+    }
+    return out;
+  }
+
+  beforeEach(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-reconciler-'));
+    siteDir = join(tmp, 'site');
+    stateDir = join(tmp, 'state');
+    await writeSite(siteDir, v1);
+    nodes = new FakeNodes({ jq: ['1.6-2.1ubuntu3', '1.7.1-3'], curl: ['7.88.1-10'] });
+    ports = fakePorts(nodes);
+    source = new FakeSiteSource(siteDir);
+  });
+  afterEach(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('reports the nodes and versions verified after the apply, not those seen before it', async () => {
+    const first = await reconciler().reconcile('startup');
+    assert.equal(first.result, 'applied', JSON.stringify(first.error));
+    let report = source.clusterReport('east');
+    assert.deepEqual(
+      report?.status.nodes.map((n) => [n.name, n.reachable, n.packages]),
+      [
+        ['master-1', true, { jq: '1.6-2.1ubuntu3' }],
+        ['worker-1', true, { curl: '7.88.1-10' }],
+      ],
+      'a new cluster shows what was installed',
+    );
+
+    await writeSite(siteDir, v2);
+    const second = await reconciler().reconcile('webhook');
+    assert.equal(second.result, 'applied', JSON.stringify(second.error));
+    report = source.clusterReport('east');
+    assert.deepEqual(
+      report?.status.lastOperation?.map((o) => [o.action, o.result]),
+      [
+        ['add-nodes', 'done'],
+        ['install-packages', 'done'],
+        ['upgrade-packages', 'done'],
+      ],
+    );
+    assert.deepEqual(
+      report?.status.nodes.map((n) => [n.name, n.reachable, n.packages]),
+      [
+        ['master-1', true, { jq: '1.7.1-3' }],
+        ['worker-1', true, { curl: '7.88.1-10' }],
+        ['worker-2', true, { curl: '7.88.1-10' }],
+      ],
+    );
+    assert.equal(nodes.packagesOf(hostIp(0)).get('jq'), '1.7.1-3', 'the node really has it');
+    // Only the nodes an action worked on are read again.
+    assert.deepEqual(ports.facts.reads.at(-1), ['master-1', 'worker-2']);
+  });
+
+  it('one "bpa:" in a status commit subject', async () => {
+    await reconciler().reconcile('startup');
+    const subject = source.commits[0]?.message.split('\n')[0] ?? '';
+    assert.match(subject, /^bpa: east provision-cluster\+install-packages @ [0-9a-f]{7}$/);
+  });
+
+  it('refused with STATE_LOCKED, a reconcile changes nothing: no report, no state', async () => {
+    await reconciler().reconcile('startup');
+    await writeSite(siteDir, v2);
+    const commits = source.commits.length;
+    const before = await stateFiles();
+    const other = new StateLock(stateDir); // another bpa applying with this state directory
+    await other.acquire();
+    try {
+      const summary = await reconciler().reconcile('webhook');
+      assert.equal(summary.result, 'failed');
+      assert.equal(summary.error?.code, 'STATE_LOCKED');
+      assert.equal(summary.error?.retry, 'waiting');
+      assert.ok((summary.error?.retryAfterMs ?? 0) > 0, 'serve retries after the delay it names');
+    } finally {
+      await other.release();
+    }
+    assert.equal(source.commits.length, commits, 'no report committed');
+    assert.equal(source.clusterReport('east')?.status.phase, 'Ready');
+    const after = await stateFiles();
+    delete after[join(stateDir, 'apply.lock')];
+    delete before[join(stateDir, 'apply.lock')];
+    assert.deepEqual(after, before, 'the state directory is as it was');
+    assert.equal(ports.installer.runs.length, 1, 'nothing applied');
+    // Once the lock is free, the same revision is applied (it was never attempted).
+    const next = await reconciler().reconcile('retry');
+    assert.equal(next.result, 'applied', JSON.stringify(next.error));
+  });
+
+  it('a failed revision is retried and reported failed, never skipped', async () => {
+    ports.installer.next(
+      { kind: 'fail', output: 'TASK [kubernetes] fatal: unreachable' },
+      { kind: 'fail', output: 'TASK [kubernetes] fatal: unreachable' },
+    );
+    const first = await reconciler().reconcile('startup');
+    assert.equal(first.result, 'failed');
+    assert.equal(first.error?.code, 'APPLY_FAILED');
+    assert.equal(source.clusterReport('east')?.status.phase, 'Failed');
+    // Again, as `bpa reconcile --once` or serve's backoff retry would: the installer runs again.
+    const again = await reconciler().reconcile('retry');
+    assert.equal(again.result, 'failed', 'not skipped');
+    assert.equal(ports.installer.runs.length, 2);
+    assert.equal(ports.installer.runs[1]?.previous?.status, 'failed');
+    assert.equal(ports.installer.runs[1]?.previous?.attempt, 1);
+    const third = await reconciler().reconcile('retry');
+    assert.equal(third.result, 'applied', JSON.stringify(third.error));
+    assert.equal(source.clusterReport('east')?.status.phase, 'Ready');
+    // Applied: the same input is now skipped.
+    assert.equal((await reconciler().reconcile('interval')).result, 'skipped');
+    assert.equal(ports.installer.runs.length, 3);
+  });
+
+  it('stopped during the installer: nothing reported as failed, the next start resumes', async () => {
+    const stop = new AbortController();
+    ports.installer.next({ kind: 'hang', signal: stop.signal });
+    const running = reconciler().reconcile('startup', stop.signal);
+    await ports.installer.started;
+    stop.abort();
+    const summary = await running;
+    assert.equal(summary.result, 'interrupted');
+    assert.equal(source.commits.length, 0, 'no report for an interrupted run');
+    const journal = JSON.parse(
+      await readFile(join(stateDir, 'clusters', 'east', 'journal.json'), 'utf8'),
+    ) as { steps: Array<{ step: string; status: string; data?: Record<string, unknown> }> };
+    const installer = journal.steps.find((s) => s.step === 'installer');
+    assert.equal(installer?.status, 'running', 'journaled as interrupted, not failed');
+    assert.ok(installer?.data?.['interruptedAt']);
+    assert.deepEqual(
+      journal.steps.map((s) => s.step),
+      ['inventory', 'ssh-access', 'installer'],
+      'no step started after the stop',
+    );
+
+    // The next start (a new process) resumes the installer step; the steps before it are done.
+    const resumed = await reconciler().reconcile('startup');
+    assert.equal(resumed.result, 'applied', JSON.stringify(resumed.error));
+    assert.equal(ports.installer.runs.length, 2);
+    assert.equal(ports.installer.runs[1]?.previous?.status, 'running');
+    assert.equal(ports.access.ensured.length, 1, 'ssh-access was not repeated');
+    assert.equal(source.commits.length, 1);
+    for (const c of source.commits) {
+      assert.doesNotMatch(c.message, /failed/i);
+      for (const text of c.files.values())
+        assert.doesNotMatch(text, /result: failed|phase: Failed/);
+    }
+  });
+
+  it('installer output reaches reports and the status API only redacted and short; the full log stays', async () => {
+    const token = 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c';
+    const keyDir = await mkdtemp(join(tmp, 'key-'));
+    execFileSync('ssh-keygen', ['-q', '-N', '', '-t', 'ed25519', '-f', join(keyDir, 'id')]);
+    const key = await readFile(join(keyDir, 'id'), 'utf8');
+    const keyLines = key.split('\n').filter((l) => l && !l.startsWith('-----'));
+    const script = join(tmp, 'installer.sh');
+    await writeFile(
+      script,
+      [
+        '#!/bin/sh',
+        'echo "TASK [bootstrap] contacting the API"',
+        `echo "curl -H 'Authorization: Bearer ${token}' https://10.0.0.1:6443"`,
+        `echo "api_token=${token}"`,
+        `cat ${join(keyDir, 'id')}`,
+        'echo "fatal: could not bootstrap the control plane" >&2',
+        'exit 3',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    // The real local installer: a process, its output in a log file under the state directory.
+    const lines: string[] = [];
+    const installer = new LocalInstaller({
+      commands: { provision: script, scale: script, addon: script, remove: script },
+      timeoutMs: 30_000,
+      env: {},
+      log: silentLogger(),
+      onLine: (line) => lines.push(line),
+    });
+    const summary = await reconciler({ ports: { ...ports, installer } }).reconcile('startup');
+    assert.equal(summary.result, 'failed');
+    const published = [
+      ...source.commits.flatMap((c) => [c.message, ...c.files.values()]),
+      JSON.stringify(summary),
+      ...lines, // what serve logs and `bpa apply` prints, live
+    ].join('\n');
+    for (const secret of [token, ...keyLines])
+      assert.ok(!published.includes(secret), `leaked: ${secret}`);
+    assert.doesNotMatch(published, /PRIVATE KEY-----/);
+    assert.ok(lines.some((l) => l.includes('[east] TASK [bootstrap] contacting the API')));
+    const op = source.clusterReport('east')?.status.lastOperation?.[0];
+    assert.equal(op?.result, 'failed');
+    assert.match(op?.message ?? '', /exited 3/);
+    assert.match(op?.message ?? '', /fatal: could not bootstrap the control plane/);
+    assert.ok((op?.message?.length ?? 0) <= 1001, 'a short excerpt');
+    // The full output is kept in the state directory.
+    const logs = join(stateDir, 'clusters', 'east', 'logs');
+    const [log] = await readdir(logs);
+    const full = await readFile(join(logs, log ?? ''), 'utf8');
+    assert.ok(full.includes(token) && keyLines.every((l) => full.includes(l)));
+  });
+});

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { excerpt, redact } from '../../../src/util/redact.js';
+
+/** Generates a throwaway key (never a real one in the repository): its text and body lines. */
+async function freshKey(type: 'ed25519' | 'rsa'): Promise<{ text: string; body: string[] }> {
+  const dir = await mkdtemp(join(tmpdir(), 'bpa-redact-'));
+  try {
+    const args = ['-q', '-N', '', '-f', join(dir, 'k'), '-t', type];
+    execFileSync('ssh-keygen', type === 'rsa' ? [...args, '-b', '2048', '-m', 'PEM'] : args);
+    const text = await readFile(join(dir, 'k'), 'utf8');
+    return { text, body: text.split('\n').filter((l) => l && !l.startsWith('-----')) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('redact: what may leave the state directory', () => {
+  const cases: Array<[string, string, RegExp]> = [
+    ['bearer token', 'curl -H "Authorization: Bearer abc.DEF-123_xyz"', /Authorization: \*\*\*/],
+    ['bearer on its own', 'sending Bearer s3cr3tT0kenValue to the API', /Bearer \*\*\* to the API/],
+    ['basic credentials', 'header Basic dXNlcjpwYXNzd29yZA== rejected', /Basic \*\*\* rejected/],
+    [
+      'password=',
+      'ansible_password=hunter2 ansible_user=root',
+      /ansible_password=\*\*\* ansible_user=root/,
+    ],
+    ['password: (YAML)', 'password: "correct horse"', /password: \*\*\*/],
+    [
+      'JSON secret',
+      '{"client_secret": "abc123", "name": "x"}',
+      /"client_secret": \*\*\*, "name": "x"/,
+    ],
+    ['flag', 'installer --token=t0k3n --cluster east', /--token=\*\*\* --cluster east/],
+    ['env style _PASS', 'ANSIBLE_BECOME_PASS=letmein', /ANSIBLE_BECOME_PASS=\*\*\*/],
+    [
+      'URL credentials',
+      'fetch https://bpa:tok@git.example/site.git failed',
+      /https:\/\/\*\*\*@git\.example/,
+    ],
+    [
+      'JWT',
+      'token eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW0ifQ.c2lnbmF0dXJlX2hlcmU ok',
+      /token \*\*\* ok/,
+    ],
+    ['GitHub token', 'using ghp_0123456789abcdefghijABCDEFGHIJ012345 now', /using \*\*\* now/],
+  ];
+  for (const [name, input, want] of cases) {
+    it(`masks a ${name}`, () => {
+      const out = redact(input);
+      assert.match(out, want, out);
+    });
+  }
+
+  it('keeps what an operator needs to read: paths, versions, digests, task names, hosts', () => {
+    const text = [
+      'TASK [kubespray-defaults : Gathering_Facts_for_HostMaster1] failed on master-1 (198.18.0.13)',
+      'log: /var/lib/bpa/clusters/cluster-east/logs/provision-2026-11-24T01-15-33-541Z.log',
+      'jq=1.7.1-3 is not available; python3-apt_2.6.0_amd64',
+      'revision sha256:e4dccdfade2253ff10ce015a0570163d5d837ec9acbaf8ddf90888beea4093ef',
+      'Permission denied (publickey,password).',
+      'Basic authentication is not configured',
+    ].join('\n');
+    assert.equal(redact(text), text);
+  });
+
+  it('masks a whole private key block, and one the excerpt cut in half', async () => {
+    for (const type of ['ed25519', 'rsa'] as const) {
+      const key = await freshKey(type);
+      const whole = redact(`before\n${key.text}after`);
+      assert.equal(whole, 'before\n[private key redacted]\nafter');
+      // The tail of an output that printed a key: its BEGIN line is gone.
+      const cut = key.text.split('\n').slice(2).join('\n');
+      const out = redact(`exit 1: ${cut.split('\n').join(' | ')} | done`);
+      for (const line of key.body.slice(1)) assert.ok(!out.includes(line), `${type}: ${out}`);
+      assert.match(out, /done$/);
+      // Lines of a key printed without any marker (say, base64 of it in a debug dump).
+      const bare = redact(key.body.slice(1, -1).join('\n'));
+      for (const line of key.body.slice(1, -1)) assert.ok(!bare.includes(line), bare);
+    }
+  });
+
+  it('an excerpt is the short, redacted end of an output', async () => {
+    const key = await freshKey('ed25519');
+    const output = [
+      ...Array.from({ length: 50 }, (_, i) => `line ${i}`),
+      'Authorization: Bearer abcdefgh12345678',
+      key.text,
+      'fatal: the installer failed',
+    ].join('\n');
+    const out = excerpt(output);
+    assert.ok(out.split('\n').length <= 5, out);
+    assert.match(out, /fatal: the installer failed$/);
+    assert.doesNotMatch(out, /abcdefgh12345678/);
+    for (const line of key.body) assert.ok(!out.includes(line), out);
+    assert.ok(Buffer.byteLength(excerpt('x'.repeat(10_000))) <= 1004);
+  });
+});
