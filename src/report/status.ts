@@ -205,16 +205,27 @@ function lastOperation(
   const ran = outcome?.actions.filter((a) => a.result !== 'not-run') ?? [];
   if (!ran.length)
     return prev?.status.lastOperation ? { lastOperation: prev.status.lastOperation } : {};
-  return {
-    lastOperation: ran.map((a) => ({
-      action: a.kind,
-      nodes: [...a.nodes],
-      startedAt: a.startedAt,
-      endedAt: a.endedAt,
-      result: a.result,
-      ...(a.error ? { message: safe(a.error.message) } : {}),
-    })),
-  };
+  const ops: LastOperation[] = ran.map((a) => ({
+    action: a.kind,
+    nodes: [...a.nodes],
+    startedAt: a.startedAt,
+    endedAt: a.endedAt,
+    result: a.result,
+    ...(a.error ? { message: safe(a.error.message) } : {}),
+  }));
+  // The same failure again (a retry that changed nothing) keeps the first one's times: the
+  // report stays as it was and makes no commit, so a failure that lasts is one entry in the
+  // history, not one per retry. The status API shows every attempt.
+  const prevOps = prev?.status.lastOperation;
+  if (ops.some((o) => o.result === 'failed') && prevOps && sameOperations(ops, prevOps))
+    return { lastOperation: prevOps };
+  return { lastOperation: ops };
+}
+
+function sameOperations(a: readonly LastOperation[], b: readonly LastOperation[]): boolean {
+  const key = (o: LastOperation): string =>
+    JSON.stringify([o.action, o.nodes, o.result, o.message ?? '']);
+  return a.length === b.length && a.every((o, i) => key(o) === key(b[i] as LastOperation));
 }
 
 function siteStatus(

@@ -159,9 +159,12 @@ describe('reconciler over in-memory ports', () => {
     assert.equal(first.result, 'failed');
     assert.equal(first.error?.code, 'APPLY_FAILED');
     assert.equal(source.clusterReport('east')?.status.phase, 'Failed');
+    const commits = source.commits.length;
     // Again, as `bpa reconcile --once` or serve's backoff retry would: the installer runs again.
     const again = await reconciler().reconcile('retry');
     assert.equal(again.result, 'failed', 'not skipped');
+    // The same failure again leaves the report as it was: no commit per retry.
+    assert.equal(source.commits.length, commits, 'an identical failure made a new commit');
     assert.equal(ports.installer.runs.length, 2);
     assert.equal(ports.installer.runs[1]?.previous?.status, 'failed');
     assert.equal(ports.installer.runs[1]?.previous?.attempt, 1);
