@@ -159,6 +159,13 @@ export const CODES = {
     fix: 'write `- htop` or `- jq: {version: 1.6-2}`',
   },
 
+  DEPRECATED_FIELD: {
+    severity: 'warning',
+    summary:
+      'a field of the 2019 ICN Provisioning (master, worker, hostfile, kudInstallerPath, dhcpLeaseFile, multiClusterDir)',
+    fix: 'the message says what replaces it: masters/workers for master/worker; the others are ignored and can be removed',
+  },
+
   // Cross-document rules
   DUPLICATE_NAME: {
     severity: 'error',
