@@ -53,10 +53,51 @@ function section(name: string, lines: readonly string[]): string {
   return `[${name}]\n${lines.map((l) => `${l}\n`).join('')}`;
 }
 
+export interface HostsIniOptions {
+  /**
+   * Kubespray: the etcd members, an odd number of masters (default: `chooseEtcd` of the
+   * masters in node order). KUD keeps ICN's layout: every master is an etcd member.
+   */
+  etcd?: readonly string[];
+}
+
+/**
+ * The etcd members of a Kubespray cluster: every master when their number is odd, else all
+ * but one. Kubespray refuses an even etcd group (its inventory check fails once the run has
+ * started), and an even member count tolerates no more failures than one member less.
+ * Members of `prefer` (masters already running etcd) are kept first, then masters in the
+ * order given; the result is in the order given.
+ */
+export function chooseEtcd(
+  masters: readonly string[],
+  prefer: ReadonlySet<string> = new Set(),
+): string[] {
+  const count = masters.length % 2 === 1 ? masters.length : masters.length - 1;
+  const ranked = [
+    ...masters.filter((m) => prefer.has(m)),
+    ...masters.filter((m) => !prefer.has(m)),
+  ];
+  const chosen = new Set(ranked.slice(0, Math.max(count, 0)));
+  return masters.filter((m) => chosen.has(m));
+}
+
+function checkEtcd(cluster: string, etcd: readonly string[], masters: readonly string[]): void {
+  // No master at all is not an etcd question (validation and placement report it).
+  const odd = etcd.length % 2 === 1 || (masters.length === 0 && etcd.length === 0);
+  const stray = etcd.find((e) => !masters.includes(e));
+  if (!odd || stray !== undefined || new Set(etcd).size !== etcd.length) {
+    throw new StalledError(
+      'INVALID_VALUE',
+      `cluster ${cluster}: etcd members ${etcd.join(', ') || '(none)'} must be an odd number of distinct masters`,
+    );
+  }
+}
+
 export function renderHostsIni(
   cluster: { name: string; clusterType?: string },
   nodes: readonly InventoryNode[],
   flavour: Flavour,
+  opts: HostsIniOptions = {},
 ): string {
   check(cluster, nodes);
   const masters = nodes.filter((n) => n.roles.includes('master')).map((n) => n.name);
@@ -82,6 +123,8 @@ export function renderHostsIni(
     }
     sections.push(section('k8s-cluster:children', ['kube-node', 'kube-master']));
   } else {
+    const etcd = opts.etcd ?? chooseEtcd(masters);
+    checkEtcd(cluster.name, etcd, masters);
     sections.push(
       section(
         'all',
@@ -89,7 +132,10 @@ export function renderHostsIni(
       ),
       section('kube_control_plane', masters),
       section('kube_node', workers),
-      section('etcd', masters),
+      section(
+        'etcd',
+        masters.filter((m) => etcd.includes(m)),
+      ),
       section('k8s_cluster:children', ['kube_control_plane', 'kube_node']),
     );
   }

@@ -6,7 +6,7 @@ import { error, type Problem } from '../util/problem.js';
 import type { ClusterModel, NodeSpec, PackageSpec, Role, SiteModel } from '../validate/model.js';
 import { assignHosts, hostKey, type Placement, type PriorAssignment } from './assign.js';
 import { canonicalJson, sha256Hex } from './hash.js';
-import { renderHostsIni, type Flavour } from './hosts-ini.js';
+import { chooseEtcd, renderHostsIni, type Flavour } from './hosts-ini.js';
 import {
   ACTION_ORDER,
   type Action,
@@ -170,12 +170,15 @@ function diffCluster(
   }
   const removed = nodes.filter((n) => n.change === 'remove');
   const kept = nodes.filter((n) => n.change !== 'remove');
+  const etcd =
+    input.flavour === 'kubespray' && !blocked ? etcdMembers(kept, applied, notes) : undefined;
   const hostsIni = blocked
     ? ''
     : renderHostsIni(
         { name, clusterType: cluster.clusterType },
         kept.map((n) => ({ name: n.name, ip: n.ip, roles: n.roles })),
         input.flavour,
+        { etcd },
       );
   actions.sort((a, b) => ACTION_ORDER.indexOf(a.kind) - ACTION_ORDER.indexOf(b.kind));
   const desired = {
@@ -186,11 +189,35 @@ function diffCluster(
     cluster: name,
     flavour: input.flavour,
     nodes: [...kept, ...removed],
+    ...(etcd ? { etcd } : {}),
     actions,
     hostsIni,
     notes,
     desired,
   };
+}
+
+/**
+ * Kubespray's etcd group: an odd number of masters (Kubespray refuses an even one), masters
+ * that already ran keep their place. A master left out is noted.
+ */
+function etcdMembers(
+  kept: readonly PlannedNode[],
+  applied: AppliedCluster | undefined,
+  notes: string[],
+): string[] {
+  const masters = kept.filter((n) => n.roles.includes('master')).map((n) => n.name);
+  const running = new Set(
+    (applied?.nodes ?? []).filter((n) => n.roles.includes('master')).map((n) => n.name),
+  );
+  const etcd = chooseEtcd(masters, running);
+  const out = masters.filter((m) => !etcd.includes(m));
+  if (out.length) {
+    notes.push(
+      `etcd runs on ${etcd.length} of the ${masters.length} masters (${etcd.join(', ')}); ${out.join(', ')} ${out.length === 1 ? 'is' : 'are'} not an etcd member: Kubespray needs an odd number of etcd members`,
+    );
+  }
+  return etcd;
 }
 
 function diffNodes(

@@ -58,6 +58,8 @@ export interface ClusterPlan {
   flavour: Flavour;
   /** Nodes after the plan, plus removed nodes (change `remove`). */
   nodes: PlannedNode[];
+  /** Kubespray: the masters in the etcd group, an odd number of them (document order). */
+  etcd?: string[];
   actions: Action[];
   /** The inventory the installer gets after the plan. */
   hostsIni: string;

@@ -95,14 +95,31 @@ const cases: Case[] = [
     top: ['ungrouped', 'etcd', 'ovn-central', 'ovn-controller', 'virtlet', 'k8s-cluster'],
   },
   {
-    name: 'kubespray with a dual-role node',
+    // Two masters: Kubespray refuses an even etcd group, so only the first runs etcd.
+    name: 'kubespray with a dual-role node (two masters, one etcd member)',
     cluster: { name: 'cluster-b' },
     flavour: 'kubespray',
     nodes: [m1, dual, w1, w6],
     groups: {
       kube_control_plane: { hosts: ['master-1', 'node-a'] },
       kube_node: { hosts: ['node-a', 'worker-1', 'worker-6'] },
-      etcd: { hosts: ['master-1', 'node-a'] },
+      etcd: { hosts: ['master-1'] },
+      k8s_cluster: { children: ['kube_control_plane', 'kube_node'] },
+    },
+    top: ['ungrouped', 'etcd', 'k8s_cluster'],
+  },
+  {
+    name: 'kubespray with four masters: three etcd members',
+    cluster: { name: 'four' },
+    flavour: 'kubespray',
+    nodes: ['m1', 'm2', 'm3', 'm4'].map((name, i) => ({
+      name,
+      ip: `192.168.30.${i + 1}`,
+      roles: ['master' as const],
+    })),
+    groups: {
+      kube_control_plane: { hosts: ['m1', 'm2', 'm3', 'm4'] },
+      etcd: { hosts: ['m1', 'm2', 'm3'] },
       k8s_cluster: { children: ['kube_control_plane', 'kube_node'] },
     },
     top: ['ungrouped', 'etcd', 'k8s_cluster'],
