@@ -172,13 +172,14 @@ function diffCluster(
   const kept = nodes.filter((n) => n.change !== 'remove');
   const etcd =
     input.flavour === 'kubespray' && !blocked ? etcdMembers(kept, applied, notes) : undefined;
+  const pod = podSubnetOf(cluster, applied, notes);
   const hostsIni = blocked
     ? ''
     : renderHostsIni(
         { name, clusterType: cluster.clusterType },
         kept.map((n) => ({ name: n.name, ip: n.ip, roles: n.roles })),
         input.flavour,
-        { etcd },
+        { etcd, podSubnet: pod.podSubnet },
       );
   actions.sort((a, b) => ACTION_ORDER.indexOf(a.kind) - ACTION_ORDER.indexOf(b.kind));
   const desired = {
@@ -190,11 +191,35 @@ function diffCluster(
     flavour: input.flavour,
     nodes: [...kept, ...removed],
     ...(etcd ? { etcd } : {}),
+    ...pod,
     actions,
     hostsIni,
     notes,
     desired,
   };
+}
+
+/**
+ * The pod network the installer gets. A new cluster gets the site's; a running one keeps the
+ * one it was provisioned with, since a pod network cannot change in place, and a different
+ * PodSubnet in the site is a change the plan cannot make: noted, never "no changes".
+ */
+function podSubnetOf(
+  cluster: ClusterModel,
+  applied: AppliedCluster | undefined,
+  notes: string[],
+): Pick<ClusterPlan, 'podSubnet' | 'podSubnetChange'> {
+  const wanted = cluster.podSubnet;
+  // Unknown (applied before bpa recorded it): the site's value is all there is to go on.
+  if (!applied || applied.podSubnet === undefined) return wanted ? { podSubnet: wanted } : {};
+  const running = applied.podSubnet ?? undefined;
+  const out = running ? { podSubnet: running } : {};
+  if (running === wanted) return out;
+  const was = running ?? "the installer's default (no PodSubnet)";
+  notes.push(
+    `PodSubnet ${wanted ?? '(removed)'} differs from ${was}, which the cluster was provisioned with: a pod network cannot change on a running cluster, so bpa keeps ${running ?? "the installer's default"}; ${running ? `set PodSubnet back to ${running}` : 'remove PodSubnet'}, or rebuild the cluster to change it`,
+  );
+  return { ...out, podSubnetChange: { from: running, to: wanted } };
 }
 
 /**
