@@ -33,7 +33,7 @@ export async function main(
       throw new ExitSignal(code);
     },
   };
-  registerValidate(program, commandIo);
+  registerValidate(program, commandIo, env);
   registerPlan(program, commandIo, env, now);
   registerApply(program, commandIo, env, now);
   registerServe(program, commandIo, env);

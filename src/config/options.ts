@@ -9,6 +9,11 @@ export interface OptionSpec<T> {
   env: string;
   /** Path in the Site document's spec, when the setting may be written there. */
   site?: string[];
+  /**
+   * The setting runs code on the machine bpa runs on (a command, an image): the Site value
+   * counts only with --allow-site-commands (see docs/site-format.md, the trust model).
+   */
+  runsCode?: boolean;
   default: T;
   description: string;
   parse: (raw: string) => T;
@@ -116,15 +121,17 @@ export const OPTIONS = {
     flag: '--installer-command <template>',
     env: 'BPA_INSTALLER_COMMAND',
     site: ['installer', 'command'],
+    runsCode: true,
     default: '',
     description:
-      'provision command; placeholders {cluster} {clusterDir} {inventory} {plugins} {nodes} (default per flavour, see docs)',
+      'provision command; placeholders {cluster} {clusterDir} {inventory} {plugins} {nodes} {podSubnet} (default per flavour, see docs)',
     parse: str,
   } as OptionSpec<string>,
   scaleCommand: {
     flag: '--scale-command <template>',
     env: 'BPA_SCALE_COMMAND',
     site: ['installer', 'scaleCommand'],
+    runsCode: true,
     default: '',
     description: 'add-nodes command, run for the new nodes only ({nodes})',
     parse: str,
@@ -133,6 +140,7 @@ export const OPTIONS = {
     flag: '--addon-command <template>',
     env: 'BPA_ADDON_COMMAND',
     site: ['installer', 'addonCommand'],
+    runsCode: true,
     default: '',
     description: 'install-plugins command, run once per added plugin ({plugins})',
     parse: str,
@@ -141,6 +149,7 @@ export const OPTIONS = {
     flag: '--remove-command <template>',
     env: 'BPA_REMOVE_COMMAND',
     site: ['installer', 'removeCommand'],
+    runsCode: true,
     default: '',
     description: 'remove-nodes command, run for the removed nodes only ({nodes})',
     parse: str,
@@ -157,6 +166,7 @@ export const OPTIONS = {
     flag: '--installer-image <image>',
     env: 'BPA_INSTALLER_IMAGE',
     site: ['installer', 'image'],
+    runsCode: true,
     default: '',
     description: 'container image of the installer Job (job mode)',
     parse: str,
@@ -323,6 +333,22 @@ export const OPTIONS = {
     description: 'OpenSSH allowed_signers file of SSH keys trusted to sign site commits',
     parse: str,
   } as OptionSpec<string>,
+  allowSiteCommands: {
+    flag: '--allow-site-commands',
+    env: 'BPA_ALLOW_SITE_COMMANDS',
+    default: false,
+    description:
+      'let the Site document set what runs on this machine (installer commands and image) and any package mirror: whoever can push to the site can then run code here',
+    parse: bool,
+  } as OptionSpec<boolean>,
+  packageMirrors: {
+    flag: '--package-mirrors <url...>',
+    env: 'BPA_PACKAGE_MIRRORS',
+    default: [],
+    description:
+      'apt repositories (URL prefixes, e.g. http://mirror.site.example/ubuntu) a Site packageMirror may name without --allow-site-commands',
+    parse: list,
+  } as OptionSpec<string[]>,
   planHash: {
     flag: '--plan-hash <hash>',
     env: 'BPA_PLAN_HASH',
@@ -350,11 +376,16 @@ export function resolveConfig(
 ): Config {
   const out: Record<string, unknown> = {};
   const sources: Config['sources'] = {};
+  // Never from the site itself: the site may not grant itself the right to run code here.
+  const allow = OPTIONS.allowSiteCommands;
+  const siteRunsCode =
+    flags['allowSiteCommands'] === true || allow.parse(env[allow.env] ?? 'false');
   for (const name of names) {
     const spec = OPTIONS[name] as OptionSpec<unknown>;
     let value: unknown = spec.default;
     let source: 'default' | 'site' | 'env' | 'flag' = 'default';
-    const fromSite = spec.site ? dig(site, spec.site) : undefined;
+    const fromSite =
+      spec.site && (!spec.runsCode || siteRunsCode) ? dig(site, spec.site) : undefined;
     if (fromSite !== undefined) {
       value = fromSite;
       source = 'site';

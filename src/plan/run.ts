@@ -32,7 +32,11 @@ export async function runPlan(
   /** Reads what nodes report (installed packages), when SSH access is configured. */
   facts?: (targets: FactsTarget[], cfg: Config) => Promise<FactsMap>,
 ): Promise<PlanRun | { usage: string }> {
-  const validated = await validatePath(path);
+  const operator = config(undefined);
+  const validated = await validatePath(path, undefined, {
+    allowSiteCommands: operator.allowSiteCommands === true,
+    packageMirrors: operator.packageMirrors ?? [],
+  });
   if ('usage' in validated) return validated;
   if (!validated.model || hasErrors(validated.problems))
     return { validated, problems: validated.problems };

@@ -245,6 +245,20 @@ export const CODES = {
     fix: 'keep one Site document with all site-wide settings',
   },
 
+  // Trust: what the operator lets a site ask of the machine bpa runs on
+  SITE_COMMAND_NOT_ALLOWED: {
+    severity: 'error',
+    summary:
+      'the Site sets an installer command or image, which would run on the machine bpa runs on',
+    fix: "set it in bpa's configuration (--installer-command, …), or start bpa with --allow-site-commands",
+  },
+  PACKAGE_MIRROR_NOT_ALLOWED: {
+    severity: 'error',
+    summary:
+      'packageMirror turns off apt signature checks ([trusted=yes]) or points outside the mirrors bpa allows',
+    fix: 'name a mirror listed in --package-mirrors, without [trusted=yes]; or start bpa with --allow-site-commands',
+  },
+
   // Planning (bpa plan): the site is valid, but it does not fit the inventory
   NODE_UNPLACED: {
     severity: 'error',

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { loadSite, locateProblems, type LoadLimits, DEFAULT_LIMITS } from '../load/index.js';
 import { sortProblems, type Problem } from '../util/problem.js';
 import { validateSite, type SiteModel } from './index.js';
+import { checkSiteTrust, STRICT_POLICY, type SitePolicy } from './trust.js';
 
 export interface ValidatedPath {
   root: string;
@@ -13,10 +14,14 @@ export interface ValidatedPath {
   loaded: Awaited<ReturnType<typeof loadSite>>;
 }
 
-/** Load + validate a path, with positions for every problem. `usage` when the path is unusable. */
+/**
+ * Load + validate a path, with positions for every problem. `usage` when the path is unusable.
+ * `policy` is what the operator lets the site ask of bpa's machine (strict unless given).
+ */
 export async function validatePath(
   path: string,
   limits: LoadLimits = DEFAULT_LIMITS,
+  policy: SitePolicy = STRICT_POLICY,
 ): Promise<ValidatedPath | { usage: string }> {
   try {
     await stat(path);
@@ -31,7 +36,8 @@ export async function validatePath(
   }
   const loaded = await loadSite(path, limits);
   const result = validateSite(loaded);
-  const problems = sortProblems(locateProblems(loaded.files, result.problems));
+  const trust = checkSiteTrust(result.model?.site, policy);
+  const problems = sortProblems(locateProblems(loaded.files, [...result.problems, ...trust]));
   return {
     root: loaded.root,
     files: loaded.files.length,

@@ -37,6 +37,8 @@ export const APPLY_OPTIONS = [
   'namespace',
   'stateClaim',
   'sshKeySecret',
+  'allowSiteCommands',
+  'packageMirrors',
 ] as const;
 
 /**

@@ -37,6 +37,8 @@ export function registerPlan(
     'namespaces',
     'leases',
     'ipOrder',
+    'allowSiteCommands',
+    'packageMirrors',
   ]);
   cmd.action(async (path: string, opts: Record<string, unknown>) => {
     const run = await runPlan(path, (site) => config(opts, site, env), env, now());

@@ -12,10 +12,11 @@ import {
   type ProblemFormat,
 } from '../output/problems.js';
 import { EXIT, type Io } from '../io.js';
+import { addConfigOptions } from '../options.js';
 
 /** `bpa validate [PATH]`: every problem of a site, for pull requests. */
-export function registerValidate(program: Command, io: Io): void {
-  program
+export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEnv): void {
+  const cmd = program
     .command('validate')
     .description(
       'check a site directory (or one file) and report every problem with file, line and column',
@@ -24,8 +25,12 @@ export function registerValidate(program: Command, io: Io): void {
     .addOption(
       new Option('-f, --format <format>', 'output format').choices(PROBLEM_FORMATS).default('text'),
     )
-    .action(async (path: string, opts: { format: ProblemFormat }) => {
-      const result = await validatePath(path);
+    .action(async (path: string, opts: { format: ProblemFormat } & Record<string, unknown>) => {
+      const operator = policy(opts, undefined, env);
+      const result = await validatePath(path, undefined, {
+        allowSiteCommands: operator.allowSiteCommands,
+        packageMirrors: operator.packageMirrors,
+      });
       if ('usage' in result) {
         io.err(`bpa validate: ${result.usage}\n`);
         io.exit(EXIT.usage);
@@ -71,4 +76,6 @@ export function registerValidate(program: Command, io: Io): void {
       }
       io.exit(errors === 0 ? EXIT.ok : EXIT.invalid);
     });
+  // The operator's policy, so a pull request is judged as the controller will judge it.
+  const policy = addConfigOptions(cmd, ['allowSiteCommands', 'packageMirrors']);
 }
