@@ -88,7 +88,7 @@ export const OPTIONS = {
     site: ['leases', 'files'],
     default: [],
     description:
-      'DHCP lease files (ISC dhcpd, dnsmasq, Kea CSV); Site paths are relative to the site',
+      'DHCP lease files (ISC dhcpd, dnsmasq, Kea CSV), anywhere on this machine; a Site names only files inside the site',
     parse: list,
   } as OptionSpec<string[]>,
   ipOrder: {

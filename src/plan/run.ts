@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Config } from '../config/options.js';
 import type { IpSource } from '../observe/inventory/ip.js';
 import { observe, type InventorySpec, type Observations } from '../observe/index.js';
@@ -42,14 +42,13 @@ export async function runPlan(
     return { validated, problems: validated.problems };
   const model = validated.model;
   const cfg = config(model.site?.spec);
-  const siteRelative = (p: string): string => (isAbsolute(p) ? p : resolve(validated.root, p));
-  const leaseFiles =
-    cfg.sources.leases === 'site'
-      ? cfg.leases.map(siteRelative)
-      : cfg.leases.map((p) => resolve(p));
+  // Lease files the site names are read inside the site only; the operator's from anywhere.
+  const fromSite = cfg.sources.leases === 'site';
+  const leaseFiles = cfg.leases.map((p) => (fromSite ? resolve(validated.root, p) : resolve(p)));
   const observations = await observe(model, {
     inventory: inventorySpec(cfg, model.site?.spec, validated.root, env),
     leaseFiles,
+    leaseRoot: fromSite ? validated.root : undefined,
     now,
     stateDir: cfg.stateDir,
   });

@@ -279,7 +279,12 @@ export const CODES = {
   LEASE_MALFORMED: {
     severity: 'warning',
     summary: 'a lease file entry could not be read and was skipped',
-    fix: 'check the line shown; other leases are still used',
+    fix: 'check the line named (its text is not repeated); other leases are still used',
+  },
+  LEASE_FILE_OUTSIDE_SITE: {
+    severity: 'error',
+    summary: 'a lease file the site names leads outside the site directory (a symbolic link)',
+    fix: 'keep site lease files inside the site; give a file of the machine bpa runs on with --leases',
   },
   LEASE_FORMAT_UNKNOWN: {
     severity: 'warning',
