@@ -1,4 +1,5 @@
 import type { ClusterPlan, PackageChange, Plan, PlannedNode } from '../../plan/index.js';
+import { printable } from '../../util/printable.js';
 
 const SYMBOL: Record<PlannedNode['change'], string> = {
   add: '+',
@@ -7,12 +8,15 @@ const SYMBOL: Record<PlannedNode['change'], string> = {
   keep: ' ',
 };
 
-/** A plan for people, in the manner of `terraform plan`: + add, ~ change, - remove. */
+/**
+ * A plan for people, in the manner of `terraform plan`: + add, ~ change, - remove. Names,
+ * hosts and notes come from the site and the inventory: each line is made printable.
+ */
 export function formatPlan(plan: Plan): string {
   const out: string[] = [];
   for (const c of plan.clusters) out.push(...formatCluster(c), '');
   out.push(summary(plan));
-  return out.join('\n') + '\n';
+  return out.map(printable).join('\n') + '\n';
 }
 
 function formatCluster(c: ClusterPlan): string[] {

@@ -13,6 +13,7 @@ import {
 } from '../output/problems.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
+import { printable } from '../../util/printable.js';
 
 /** `bpa validate [PATH]`: every problem of a site, for pull requests. */
 export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEnv): void {
@@ -61,7 +62,7 @@ export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEn
         io.out(formatGithub(problems));
       } else {
         io.out(formatText(problems));
-        const where = displayPath(process.cwd(), path) ?? path;
+        const where = printable(displayPath(process.cwd(), path) ?? path);
         const scope = `${plural(result.documents, 'document')} in ${plural(result.files, 'file')}`;
         if (errors === 0) {
           const clusters = result.model?.clusters.length ?? 0;
