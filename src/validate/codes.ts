@@ -51,6 +51,12 @@ export const CODES = {
     summary: 'a symbolic link points outside the site directory',
     fix: 'copy the target into the site, or remove the link',
   },
+  STATUS_NOT_DIRECTORY: {
+    severity: 'warning',
+    summary:
+      'the site has a file (or a symbolic link) named status, where bpa writes its reports (status/)',
+    fix: 'rename or remove it: bpa never deletes it, and writes no report while it is there',
+  },
   YAML_SYNTAX: {
     severity: 'error',
     summary: 'the file is not valid YAML',
