@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BpaError } from '../../../src/util/errors.js';
@@ -88,27 +88,41 @@ describe('a status file in the site', function () {
   });
 
   describe('in a local site directory (bpa serve --watch)', () => {
-    it('a file named status: reported, not removed, nothing written', async () => {
-      const site = join(tmp, 'site');
-      await mkdir(site);
-      await writeFile(join(site, 'status'), 'mine\n');
-      await assert.rejects(new LocalSource(site).publish(site, REPORTS), taken);
-      assert.equal(await readFile(join(site, 'status'), 'utf8'), 'mine\n');
-      assert.deepEqual((await readdir(site)).sort(), ['status']);
-    });
-
-    it('a link named status to a directory elsewhere: not followed, nothing written there', async () => {
-      const site = join(tmp, 'site');
-      const elsewhere = join(tmp, 'elsewhere');
-      await mkdir(site);
-      await mkdir(elsewhere);
-      await writeFile(join(elsewhere, 'site.yaml'), 'kind: SiteStatus\nsecret: elsewhere\n');
-      await symlink(elsewhere, join(site, 'status'));
-      const source = new LocalSource(site);
-      await assert.rejects(source.publish(site, REPORTS), taken);
-      assert.deepEqual(await readdir(elsewhere), ['site.yaml']);
-      assert.deepEqual([...(await source.previousReports(site)).keys()], [], 'not read either');
-    });
+    // [what is named status, how to make it, what must still be true afterwards]
+    const table: Array<[string, (site: string, elsewhere: string) => Promise<void>]> = [
+      ['a file', (site) => writeFile(join(site, 'status'), 'mine\n')],
+      [
+        'a link to a directory elsewhere',
+        (site, elsewhere) => symlink(elsewhere, join(site, 'status')),
+      ],
+      [
+        'a link to a file elsewhere',
+        (site, elsewhere) => symlink(join(elsewhere, 'site.yaml'), join(site, 'status')),
+      ],
+      ['a dangling link', (site) => symlink('/nonexistent/bpa-status', join(site, 'status'))],
+    ];
+    for (const [what, make] of table) {
+      it(`${what}: reported, kept, not followed, nothing written or read`, async () => {
+        const site = join(tmp, 'site');
+        const elsewhere = join(tmp, 'elsewhere');
+        await mkdir(site);
+        await mkdir(elsewhere);
+        await writeFile(join(elsewhere, 'site.yaml'), 'kind: SiteStatus\nsecret: elsewhere\n');
+        await make(site, elsewhere);
+        const before = await lstat(join(site, 'status'));
+        const source = new LocalSource(site);
+        await assert.rejects(source.publish(site, REPORTS), taken);
+        const after = await lstat(join(site, 'status'));
+        assert.equal(after.ino, before.ino, 'the same entry is still there');
+        assert.deepEqual(await readdir(site), ['status']);
+        assert.deepEqual(await readdir(elsewhere), ['site.yaml']);
+        assert.equal(
+          await readFile(join(elsewhere, 'site.yaml'), 'utf8'),
+          'kind: SiteStatus\nsecret: elsewhere\n',
+        );
+        assert.deepEqual([...(await source.previousReports(site)).keys()], [], 'not read either');
+      });
+    }
 
     it('bpa validate warns about it, and the site stays valid', async () => {
       const site = join(tmp, 'site');
