@@ -108,6 +108,9 @@ async function demo(): Promise<void> {
         `${REFERENCE} addon {clusterDir} {inventory} {plugins}`,
         '--remove-command',
         `${REFERENCE} remove {clusterDir} {inventory} {nodes}`,
+        // The demo's local apt repository is unsigned ([trusted=yes]): only the operator may
+        // let a site use such a mirror.
+        '--allow-site-commands',
       ],
       { stdio: ['ignore', 'inherit', 'pipe'] },
     );
@@ -176,7 +179,7 @@ async function rewriteSite(site: string, macs: string[], sourceLine: string): Pr
     let t = await readFile(file, 'utf8');
     for (const [from, to] of mapping) t = t.split(from).join(to);
     if (file.endsWith('site.yaml'))
-      t = t.replace(/packageMirror: .*/, `packageMirror: "${sourceLine}"`);
+      t = t.replace(/# packageMirror: .*/, `packageMirror: "${sourceLine}"`);
     await writeFile(file, t);
   }
 }

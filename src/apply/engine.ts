@@ -209,6 +209,7 @@ class ActionRun {
       inventory,
       plugins: a.plugins ?? [],
       nodes: a.nodes,
+      podSubnet: this.cluster.podSubnet,
     };
     switch (a.kind) {
       case 'provision-cluster':
@@ -222,6 +223,7 @@ class ActionRun {
             ...applied,
             nodes: this.appliedNodes(),
             plugins: [...this.cluster.desired.plugins],
+            podSubnet: this.cluster.podSubnet ?? null,
           })),
         );
         return;

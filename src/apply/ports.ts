@@ -30,6 +30,8 @@ export interface InstallerRequest {
   inventory: string;
   plugins: string[];
   nodes: string[];
+  /** The cluster's pod network (`{podSubnet}`), when it has one. */
+  podSubnet?: string;
 }
 
 export interface InstallerPort {

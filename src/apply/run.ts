@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { installerCommands } from '../config/execution.js';
+import { executionSettings } from '../config/execution.js';
 import type { Config } from '../config/options.js';
 import { siteDigest } from '../load/digest.js';
 import type { Plan } from '../plan/index.js';
@@ -172,7 +172,9 @@ async function portsFor(
 ): Promise<Omit<ApplyPorts, 'facts'>> {
   const site = run.validated.model?.site?.spec ?? {};
   const { keys, options: sshOptions, pool, knownHosts } = ssh;
-  const commands = installerCommands(cfg);
+  // Exactly what the plan (and its hash) says bpa will run.
+  const settings = run.plan?.settings ?? executionSettings(cfg, site);
+  const commands = settings.installer.commands;
   checkCommands(commands);
   const bootstrapKube = await kubeConfigFor(cfg, opts.env);
   if (cfg.installerMode === 'job' && !bootstrapKube) {
@@ -237,7 +239,7 @@ async function portsFor(
       user: cfg.sshUser,
       port: cfg.sshPort,
       maxParallelHosts: cfg.maxParallelHosts,
-      packageMirror: typeof site['packageMirror'] === 'string' ? site['packageMirror'] : undefined,
+      packageMirror: settings.packageMirror,
       timeoutMs: 15 * 60_000,
       log: opts.log,
     }),

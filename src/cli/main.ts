@@ -42,7 +42,7 @@ export async function main(
     const o = action.opts<{ output?: unknown; format?: unknown }>();
     json = o.output === 'json' || o.format === 'json';
   });
-  registerValidate(program, commandIo);
+  registerValidate(program, commandIo, env);
   registerPlan(program, commandIo, env, now);
   registerApply(program, commandIo, env, now);
   registerServe(program, commandIo, env);

@@ -16,6 +16,11 @@ export interface OptionSpec<T> {
   env: string;
   /** Path in the Site document's spec, when the setting may be written there. */
   site?: string[];
+  /**
+   * The setting runs code on the machine bpa runs on (a command, an image): the Site value
+   * counts only with --allow-site-commands (see docs/site-format.md, the trust model).
+   */
+  runsCode?: boolean;
   default: T;
   description: string;
   kind: Kind;
@@ -104,7 +109,7 @@ export const OPTIONS = {
     default: [],
     kind: 'list',
     description:
-      'DHCP lease files (ISC dhcpd, dnsmasq, Kea CSV); Site paths are relative to the site',
+      'DHCP lease files (ISC dhcpd, dnsmasq, Kea CSV), anywhere on this machine; a Site names only files inside the site',
   } as OptionSpec<string[]>,
   ipOrder: {
     flag: '--ip-order <sources>',
@@ -139,15 +144,17 @@ export const OPTIONS = {
     flag: '--installer-command <template>',
     env: 'BPA_INSTALLER_COMMAND',
     site: ['installer', 'command'],
+    runsCode: true,
     default: '',
     kind: 'string',
     description:
-      'provision command; placeholders {cluster} {clusterDir} {inventory} {plugins} {nodes} (default per flavour, see docs)',
+      'provision command; placeholders {cluster} {clusterDir} {inventory} {plugins} {nodes} {podSubnet} (default per flavour, see docs)',
   } as OptionSpec<string>,
   scaleCommand: {
     flag: '--scale-command <template>',
     env: 'BPA_SCALE_COMMAND',
     site: ['installer', 'scaleCommand'],
+    runsCode: true,
     default: '',
     kind: 'string',
     description: 'add-nodes command, run for the new nodes only ({nodes})',
@@ -156,6 +163,7 @@ export const OPTIONS = {
     flag: '--addon-command <template>',
     env: 'BPA_ADDON_COMMAND',
     site: ['installer', 'addonCommand'],
+    runsCode: true,
     default: '',
     kind: 'string',
     description: 'install-plugins command, run once per added plugin ({plugins})',
@@ -164,6 +172,7 @@ export const OPTIONS = {
     flag: '--remove-command <template>',
     env: 'BPA_REMOVE_COMMAND',
     site: ['installer', 'removeCommand'],
+    runsCode: true,
     default: '',
     kind: 'string',
     description: 'remove-nodes command, run for the removed nodes only ({nodes})',
@@ -182,6 +191,7 @@ export const OPTIONS = {
     flag: '--installer-image <image>',
     env: 'BPA_INSTALLER_IMAGE',
     site: ['installer', 'image'],
+    runsCode: true,
     default: '',
     kind: 'string',
     pattern: {
@@ -373,6 +383,26 @@ export const OPTIONS = {
     kind: 'string',
     description: 'OpenSSH allowed_signers file of SSH keys trusted to sign site commits',
   } as OptionSpec<string>,
+  allowSiteCommands: {
+    flag: '--allow-site-commands',
+    env: 'BPA_ALLOW_SITE_COMMANDS',
+    default: false,
+    kind: 'boolean',
+    description:
+      'let the Site document set what runs on this machine (installer commands and image) and any package mirror: whoever can push to the site can then run code here',
+  } as OptionSpec<boolean>,
+  packageMirrors: {
+    flag: '--package-mirrors <url...>',
+    env: 'BPA_PACKAGE_MIRRORS',
+    default: [],
+    kind: 'list',
+    pattern: {
+      re: /^[a-z][a-z0-9+.-]*:\/\/[^\s/]+\S*$/,
+      text: 'a URL prefix such as http://mirror.site.example/ubuntu',
+    },
+    description:
+      'apt repositories (URL prefixes, e.g. http://mirror.site.example/ubuntu) a Site packageMirror may name without --allow-site-commands',
+  } as OptionSpec<string[]>,
   planHash: {
     flag: '--plan-hash <hash>',
     env: 'BPA_PLAN_HASH',
@@ -410,11 +440,19 @@ export function resolveConfig(
 ): Config {
   const out: Record<string, unknown> = {};
   const sources: Config['sources'] = {};
+  // Never from the site itself: the site may not grant itself the right to run code here.
+  const siteRunsCode =
+    flags['allowSiteCommands'] !== undefined
+      ? checkValue('allowSiteCommands', flags['allowSiteCommands'], 'flag') === true
+      : env[OPTIONS.allowSiteCommands.env]
+        ? checkValue('allowSiteCommands', env[OPTIONS.allowSiteCommands.env], 'env') === true
+        : false;
   for (const name of names) {
     const spec = OPTIONS[name] as OptionSpec<unknown>;
     let value: unknown = spec.default;
     let source: SettingSource = 'default';
-    const fromSite = spec.site ? dig(site, spec.site) : undefined;
+    const fromSite =
+      spec.site && (!spec.runsCode || siteRunsCode) ? dig(site, spec.site) : undefined;
     if (fromSite !== undefined && fromSite !== null) {
       value = checkValue(name, fromSite, 'site');
       source = 'site';

@@ -2,7 +2,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { lstat, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import { error, type Problem } from '../util/problem.js';
+import { error, warning, type Problem } from '../util/problem.js';
 import type { LoadLimits } from './limits.js';
 
 /** A site file read from disk, checked for size, encoding and location. */
@@ -101,7 +101,19 @@ async function walk(
     const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
     const abs = join(dir, entry.name);
     if (entry.name === '.git') continue;
-    if (!relDir && entry.name === STATUS_DIR) continue;
+    if (!relDir && entry.name === STATUS_DIR) {
+      // bpa's reports go there; something else in its place is the site's, and stays.
+      if (!entry.isDirectory()) {
+        problems.push(
+          warning(
+            'STATUS_NOT_DIRECTORY',
+            `"${STATUS_DIR}" is ${entry.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}, where bpa writes its reports (${STATUS_DIR}/); bpa leaves it alone and writes no report until it is renamed or removed`,
+            { file: rel, line: 1, column: 1 },
+          ),
+        );
+      }
+      continue;
+    }
     let isDir = entry.isDirectory();
     if (entry.isSymbolicLink()) {
       const target = await insideRoot(abs, realRoot);

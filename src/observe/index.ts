@@ -17,6 +17,8 @@ export type InventorySpec =
 export interface ObserveOptions {
   inventory: InventorySpec;
   leaseFiles: string[];
+  /** The site directory, when the lease files come from the site: they must stay inside it. */
+  leaseRoot?: string;
   now: number;
   stateDir: string;
 }
@@ -36,7 +38,7 @@ export async function observe(model: SiteModel, opts: ObserveOptions): Promise<O
   const problems: Problem[] = [];
   const [objects, leaseResult, applied] = await Promise.all([
     inventoryObjects(model, opts.inventory, problems),
-    readLeaseFiles(opts.leaseFiles, opts.now),
+    readLeaseFiles(opts.leaseFiles, opts.now, { confineTo: opts.leaseRoot }),
     new StateStore(opts.stateDir).readApplied(),
   ]);
   problems.push(...leaseResult.problems);

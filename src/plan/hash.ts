@@ -24,7 +24,7 @@ export function sha256Hex(text: string): string {
 /**
  * The plan hash covers what would run and nothing else: per cluster its nodes (name, roles,
  * host, MAC, address, change), its actions (kind, nodes, plugins, packages), the inventory
- * the installer gets and what is recorded as applied; and how bpa acts (installer commands,
+ * the installer gets (with its etcd members and pod subnet) and what is recorded as applied; and how bpa acts (installer commands,
  * package mirror, SSH user and port). Explanations (reasons, placement texts, notes) and where
  * things were read from (file paths, lease line numbers) are left out, so the same site and
  * world give the same hash from any directory and any order of lease lines.
@@ -53,6 +53,8 @@ export function planHash(
           packages: a.packages,
         })),
         hostsIni: c.hostsIni,
+        etcd: c.etcd,
+        podSubnet: c.podSubnet,
         desired: c.desired,
       })),
       settings,

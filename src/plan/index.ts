@@ -7,7 +7,7 @@ import type { ClusterModel, NodeSpec, PackageSpec, Role, SiteModel } from '../va
 import { assignHosts, hostKey, type Placement, type PriorAssignment } from './assign.js';
 import type { ExecutionSettings } from '../config/execution.js';
 import { planHash } from './hash.js';
-import { renderHostsIni, type Flavour } from './hosts-ini.js';
+import { chooseEtcd, renderHostsIni, type Flavour } from './hosts-ini.js';
 import {
   ACTION_ORDER,
   type Action,
@@ -187,12 +187,16 @@ function diffCluster(
   }
   const removed = nodes.filter((n) => n.change === 'remove');
   const kept = nodes.filter((n) => n.change !== 'remove');
+  const etcd =
+    input.flavour === 'kubespray' && !blocked ? etcdMembers(kept, applied, notes) : undefined;
+  const pod = podSubnetOf(cluster, applied, notes);
   const hostsIni = blocked
     ? ''
     : renderHostsIni(
         { name, clusterType: cluster.clusterType },
         kept.map((n) => ({ name: n.name, ip: n.ip, roles: n.roles })),
         input.flavour,
+        { etcd, podSubnet: pod.podSubnet },
       );
   actions.sort((a, b) => ACTION_ORDER.indexOf(a.kind) - ACTION_ORDER.indexOf(b.kind));
   const desired = {
@@ -203,11 +207,59 @@ function diffCluster(
     cluster: name,
     flavour: input.flavour,
     nodes: [...kept, ...removed],
+    ...(etcd ? { etcd } : {}),
+    ...pod,
     actions,
     hostsIni,
     notes,
     desired,
   };
+}
+
+/**
+ * The pod network the installer gets. A new cluster gets the site's; a running one keeps the
+ * one it was provisioned with, since a pod network cannot change in place, and a different
+ * PodSubnet in the site is a change the plan cannot make: noted, never "no changes".
+ */
+function podSubnetOf(
+  cluster: ClusterModel,
+  applied: AppliedCluster | undefined,
+  notes: string[],
+): Pick<ClusterPlan, 'podSubnet' | 'podSubnetChange'> {
+  const wanted = cluster.podSubnet;
+  // Unknown (applied before bpa recorded it): the site's value is all there is to go on.
+  if (!applied || applied.podSubnet === undefined) return wanted ? { podSubnet: wanted } : {};
+  const running = applied.podSubnet ?? undefined;
+  const out = running ? { podSubnet: running } : {};
+  if (running === wanted) return out;
+  const was = running ?? "the installer's default (no PodSubnet)";
+  notes.push(
+    `PodSubnet ${wanted ?? '(removed)'} differs from ${was}, which the cluster was provisioned with: a pod network cannot change on a running cluster, so bpa keeps ${running ?? "the installer's default"}; ${running ? `set PodSubnet back to ${running}` : 'remove PodSubnet'}, or rebuild the cluster to change it`,
+  );
+  return { ...out, podSubnetChange: { from: running, to: wanted } };
+}
+
+/**
+ * Kubespray's etcd group: an odd number of masters (Kubespray refuses an even one), masters
+ * that already ran keep their place. A master left out is noted.
+ */
+function etcdMembers(
+  kept: readonly PlannedNode[],
+  applied: AppliedCluster | undefined,
+  notes: string[],
+): string[] {
+  const masters = kept.filter((n) => n.roles.includes('master')).map((n) => n.name);
+  const running = new Set(
+    (applied?.nodes ?? []).filter((n) => n.roles.includes('master')).map((n) => n.name),
+  );
+  const etcd = chooseEtcd(masters, running);
+  const out = masters.filter((m) => !etcd.includes(m));
+  if (out.length) {
+    notes.push(
+      `etcd runs on ${etcd.length} of the ${masters.length} masters (${etcd.join(', ')}); ${out.join(', ')} ${out.length === 1 ? 'is' : 'are'} not an etcd member: Kubespray needs an odd number of etcd members`,
+    );
+  }
+  return etcd;
 }
 
 function diffNodes(

@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { executionSettings } from '../config/execution.js';
 import type { Config } from '../config/options.js';
 import type { IpSource } from '../observe/inventory/ip.js';
@@ -33,19 +33,22 @@ export async function runPlan(
   /** Reads what nodes report (installed packages), when SSH access is configured. */
   facts?: (targets: FactsTarget[], cfg: Config) => Promise<FactsMap | undefined>,
 ): Promise<PlanRun> {
-  const validated = await validatePath(path);
+  const operator = config(undefined);
+  const validated = await validatePath(path, undefined, {
+    allowSiteCommands: operator.allowSiteCommands === true,
+    packageMirrors: operator.packageMirrors ?? [],
+  });
   if (!validated.model || hasErrors(validated.problems))
     return { validated, problems: validated.problems };
   const model = validated.model;
   const cfg = config(model.site?.spec);
-  const siteRelative = (p: string): string => (isAbsolute(p) ? p : resolve(validated.root, p));
-  const leaseFiles =
-    cfg.sources.leases === 'site'
-      ? cfg.leases.map(siteRelative)
-      : cfg.leases.map((p) => resolve(p));
+  // Lease files the site names are read inside the site only; the operator's from anywhere.
+  const fromSite = cfg.sources.leases === 'site';
+  const leaseFiles = cfg.leases.map((p) => (fromSite ? resolve(validated.root, p) : resolve(p)));
   const observations = await observe(model, {
     inventory: inventorySpec(cfg, model.site?.spec, validated.root, env),
     leaseFiles,
+    leaseRoot: fromSite ? validated.root : undefined,
     now,
     stateDir: cfg.stateDir,
   });

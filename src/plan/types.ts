@@ -59,6 +59,19 @@ export interface ClusterPlan {
   flavour: Flavour;
   /** Nodes after the plan, plus removed nodes (change `remove`). */
   nodes: PlannedNode[];
+  /** Kubespray: the masters in the etcd group, an odd number of them (document order). */
+  etcd?: string[];
+  /**
+   * The pod network the installer gets (`kube_pods_subnet`, `{podSubnet}`): the site's
+   * `PodSubnet`, or, once the cluster runs, the one it was provisioned with.
+   */
+  podSubnet?: string;
+  /**
+   * The site's PodSubnet differs from the one the running cluster was provisioned with
+   * (undefined: none, the installer's default). No action can change it in place: the plan
+   * says so in a note and is never shown as "No changes".
+   */
+  podSubnetChange?: { from?: string; to?: string };
   actions: Action[];
   /** The inventory the installer gets after the plan. */
   hostsIni: string;

@@ -1,4 +1,4 @@
-import { mkdir, readFile, readdir } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { DEFAULT_LIMITS } from '../load/limits.js';
@@ -9,6 +9,7 @@ import { writeFileAtomic } from '../state/atomic.js';
 import { sourceCacheDir } from '../source/cache-dir.js';
 import { normalizeSitePath } from '../source/site-path.js';
 import type { GitAuth, RepoOptions } from '../source/types.js';
+import { StalledError } from '../util/errors.js';
 
 /** Where a reconcile reads the site from and writes its reports to. */
 export interface SiteSource {
@@ -48,6 +49,9 @@ export class LocalSource implements SiteSource {
   }
 
   async publish(siteDir: string, files: Map<string, string>): Promise<string | undefined> {
+    // A file or a link where status/ belongs is the site's: reported, never replaced or followed.
+    const existing = await lstat(join(siteDir, STATUS_DIR)).catch(() => undefined);
+    if (existing && !existing.isDirectory()) throw statusNotDirectory(existing.isSymbolicLink());
     await mkdir(join(siteDir, STATUS_DIR), { recursive: true });
     for (const [path, text] of files) {
       const target = join(siteDir, path);
@@ -153,9 +157,19 @@ export class GitSource implements SiteSource {
   }
 }
 
+export function statusNotDirectory(link: boolean): StalledError {
+  return new StalledError(
+    'STATUS_PATH_TAKEN',
+    `the site has ${link ? 'a symbolic link' : 'a file'} named "${STATUS_DIR}" where bpa writes its reports (${STATUS_DIR}/); bpa does not remove it, and writes no report until it is renamed or removed`,
+  );
+}
+
 /** The reports under `<siteDir>/status/`, by site-relative path, as text. */
 async function readReportTexts(siteDir: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
+  // Only a real directory: a link named status could lead anywhere on this machine.
+  const dir = await lstat(join(siteDir, STATUS_DIR)).catch(() => undefined);
+  if (!dir?.isDirectory()) return out;
   let names: string[];
   try {
     names = await readdir(join(siteDir, STATUS_DIR));

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import git, { type TreeEntry } from 'isomorphic-git';
+import { StalledError } from '../util/errors.js';
 import type { GitCache } from './working-copy.js';
 
 /** Repo-relative path → new content, or null to delete the path. */
@@ -26,6 +27,7 @@ async function editLevel(
   tree: string | undefined,
   changes: Map<string, string | null>,
   cache: GitCache,
+  prefix = '',
 ): Promise<string | undefined> {
   const entries = new Map<string, TreeEntry>();
   if (tree) {
@@ -36,6 +38,13 @@ async function editLevel(
   for (const [path, content] of changes) {
     const slash = path.indexOf('/');
     if (slash < 0) {
+      // A directory where a report file goes is someone's: never replaced by a file.
+      if (entries.get(path)?.type === 'tree') {
+        throw new StalledError(
+          'STATUS_PATH_TAKEN',
+          `${prefix}${path} is a directory in the repository, where bpa writes a report file; bpa does not remove it`,
+        );
+      }
       if (content === null) {
         entries.delete(path);
       } else {
@@ -54,12 +63,31 @@ async function editLevel(
   }
   for (const [name, sub] of below) {
     const old = entries.get(name);
-    const oid = await editLevel(dir, old?.type === 'tree' ? old.oid : undefined, sub, cache);
+    // A file or link where a directory is needed belongs to someone: never replaced by a tree.
+    if (old && old.type !== 'tree') throw notADirectory(`${prefix}${name}`, old.mode);
+    const oid = await editLevel(
+      dir,
+      old?.type === 'tree' ? old.oid : undefined,
+      sub,
+      cache,
+      `${prefix}${name}/`,
+    );
     if (oid) entries.set(name, { mode: '040000', path: name, oid, type: 'tree' });
     else if (old?.type === 'tree') entries.delete(name);
   }
   if (entries.size === 0) return undefined;
   return git.writeTree({ fs, dir, tree: [...entries.values()] });
+}
+
+/**
+ * A path to write goes through an entry that is a file or a symbolic link, where a directory
+ * is needed. Someone put it there: it is not replaced, and retrying changes nothing.
+ */
+function notADirectory(path: string, mode: string): StalledError {
+  return new StalledError(
+    'STATUS_PATH_TAKEN',
+    `${path} is ${mode === '120000' ? 'a symbolic link' : 'a file'} in the repository, where bpa writes its reports as files below it; bpa does not remove it, and writes no report until it is renamed or removed`,
+  );
 }
 
 function checkPath(path: string): string {

@@ -17,6 +17,11 @@ export interface AppliedCluster {
   planHash?: string;
   appliedAt: string;
   flavour?: string;
+  /**
+   * The pod network the cluster was provisioned with; null when it was provisioned without
+   * one (the installer's default); absent when not known (applied by an older bpa).
+   */
+  podSubnet?: string | null;
   nodes: AppliedNode[];
   plugins: string[];
   /** The packages bpa manages on each role, as last applied (names and pins). */

@@ -190,6 +190,13 @@ export const RUNTIME_CODES = {
     summary: 'a git operation failed for another reason',
     fix: 'read the message; bpa retries with backoff',
   },
+  STATUS_PATH_TAKEN: {
+    retry: 'stalled',
+    area: git,
+    summary:
+      'the site has a file or a symbolic link named status where bpa writes its reports (status/); bpa never removes it and writes no report',
+    fix: 'rename or remove that file in the repository',
+  },
   REVISION_REJECTED: {
     retry: 'stalled',
     area: git,

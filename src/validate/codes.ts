@@ -46,6 +46,12 @@ export const CODES = {
     summary: 'a symbolic link points outside the site directory',
     fix: 'copy the target into the site, or remove the link',
   },
+  STATUS_NOT_DIRECTORY: {
+    severity: 'warning',
+    summary:
+      'the site has a file (or a symbolic link) named status, where bpa writes its reports (status/)',
+    fix: 'rename or remove it: bpa never deletes it, and writes no report while it is there',
+  },
   YAML_SYNTAX: {
     severity: 'error',
     summary: 'the file is not valid YAML',
@@ -171,6 +177,13 @@ export const CODES = {
     fix: 'write `- htop` or `- jq: {version: 1.6-2}`',
   },
 
+  DEPRECATED_FIELD: {
+    severity: 'warning',
+    summary:
+      'a field of the 2019 ICN Provisioning (master, worker, hostfile, kudInstallerPath, dhcpLeaseFile, multiClusterDir)',
+    fix: 'the message says what replaces it: masters/workers for master/worker; the others are ignored and can be removed',
+  },
+
   // Cross-document rules
   DUPLICATE_NAME: {
     severity: 'error',
@@ -263,6 +276,20 @@ export const CODES = {
     fix: 'keep one Site document with all site-wide settings',
   },
 
+  // Trust: what the operator lets a site ask of the machine bpa runs on
+  SITE_COMMAND_NOT_ALLOWED: {
+    severity: 'error',
+    summary:
+      'the Site sets an installer command or image, which would run on the machine bpa runs on',
+    fix: "set it in bpa's configuration (--installer-command, …), or start bpa with --allow-site-commands",
+  },
+  PACKAGE_MIRROR_NOT_ALLOWED: {
+    severity: 'error',
+    summary:
+      'packageMirror turns off apt signature checks ([trusted=yes]) or points outside the mirrors bpa allows',
+    fix: 'name a mirror listed in --package-mirrors, without [trusted=yes]; or start bpa with --allow-site-commands',
+  },
+
   // Planning (bpa plan): the site is valid, but it does not fit the inventory
   NODE_UNPLACED: {
     severity: 'error',
@@ -283,7 +310,12 @@ export const CODES = {
   LEASE_MALFORMED: {
     severity: 'warning',
     summary: 'a lease file entry could not be read and was skipped',
-    fix: 'check the line shown; other leases are still used',
+    fix: 'check the line named (its text is not repeated); other leases are still used',
+  },
+  LEASE_FILE_OUTSIDE_SITE: {
+    severity: 'error',
+    summary: 'a lease file the site names leads outside the site directory (a symbolic link)',
+    fix: 'keep site lease files inside the site; give a file of the machine bpa runs on with --leases',
   },
   LEASE_FORMAT_UNKNOWN: {
     severity: 'warning',

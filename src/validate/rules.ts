@@ -253,6 +253,7 @@ function buildCluster(
   if (!prov.valid || (soft && !soft.valid)) return undefined;
   const m = meta(clusterDoc ?? prov);
   const s = spec(prov);
+  checkDeprecated(prov, problems);
   const nodes = buildNodes(prov, problems);
   const podSubnet = typeof s['PodSubnet'] === 'string' ? s['PodSubnet'] : undefined;
   if (podSubnet !== undefined && !isCidr(podSubnet)) {
@@ -281,6 +282,78 @@ function buildCluster(
   };
 }
 
+/**
+ * Fields of the 2019 ICN Provisioning CR, with what replaces each. `master` and `worker` are
+ * read (as masters and workers); the others named places on the operator's machine that bpa
+ * keeps in its own configuration, and are ignored.
+ */
+const DEPRECATED: Record<string, string> = {
+  master:
+    'is read as spec.masters (one node named master-1, or the list as written); write spec.masters instead',
+  worker:
+    'is read as spec.workers (one node named worker-1, or the list as written); write spec.workers instead',
+  hostfile:
+    "is ignored: bpa writes each cluster's inventory itself, to <state>/clusters/<cluster>/hosts.ini; remove the field",
+  kudInstallerPath:
+    "is ignored: the installer is the controller's configuration (--installer-command, BPA_INSTALLER_COMMAND), never a path from the site; remove the field",
+  dhcpLeaseFile:
+    "is ignored: lease files are Site spec.leases.files (inside the site) or the controller's --leases (BPA_LEASES); remove the field",
+  multiClusterDir:
+    "is ignored: each cluster's directory is <state>/clusters/<cluster>/ under bpa's --state directory; remove the field",
+};
+
+function checkDeprecated(prov: Doc, problems: Problem[]): void {
+  const s = spec(prov);
+  for (const [field, instead] of Object.entries(DEPRECATED)) {
+    if (s[field] === undefined) continue;
+    problems.push(
+      warning(
+        'DEPRECATED_FIELD',
+        `spec.${field} (a 2019 ICN field) ${instead}`,
+        at(prov, pointer('spec', field)),
+      ),
+    );
+  }
+}
+
+/**
+ * The entries of one role list with their pointers: `masters` as written, or the 2019 singular
+ * `master`, either a list like `masters` or one node's fields (named `master-1`). Both forms
+ * in one document are an error: which one is meant cannot be known.
+ */
+function roleEntries(
+  prov: Doc,
+  role: Role,
+  problems: Problem[],
+): Array<{ entry: Record<string, unknown>; ptr: (name: string) => string }> {
+  const s = spec(prov);
+  const plural = `${role}s`;
+  const list = (s[plural] ?? []) as Array<Record<string, unknown>>;
+  const out = list.map((entry, i) => ({
+    entry,
+    ptr: (name: string) => pointer('spec', plural, i, name),
+  }));
+  const legacy = s[role];
+  if (legacy === undefined) return out;
+  if (s[plural] !== undefined) {
+    problems.push(
+      error(
+        'INVALID_VALUE',
+        `spec.${role} (the 2019 ICN form) and spec.${plural} are both given; move the node(s) of spec.${role} into spec.${plural}`,
+        at(prov, pointer('spec', role)),
+      ),
+    );
+    return out;
+  }
+  if (Array.isArray(legacy)) {
+    return (legacy as Array<Record<string, unknown>>).map((entry, i) => ({
+      entry,
+      ptr: (name: string) => pointer('spec', role, i, name),
+    }));
+  }
+  return [{ entry: { [`${role}-1`]: legacy }, ptr: () => pointer('spec', role) }];
+}
+
 const FIELDS = ['mac', 'cpu', 'memoryBytes', 'sriov', 'qat'] as const;
 
 function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
@@ -288,12 +361,11 @@ function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
   const nodes = new Map<string, NodeSpec>();
   let masters = 0;
   for (const role of ['master', 'worker'] as Role[]) {
-    const list = (s[`${role}s`] ?? []) as Array<Record<string, unknown>>;
     const seen = new Set<string>();
-    list.forEach((entry, i) => {
+    roleEntries(prov, role, problems).forEach(({ entry, ptr: pointerOf }) => {
       const [name] = Object.keys(entry);
       if (name === undefined) return;
-      const ptr = pointer('spec', `${role}s`, i, name);
+      const ptr = pointerOf(name);
       if (seen.has(name)) {
         problems.push(
           error('DUPLICATE_NODE', `${role}s: node "${name}" is listed twice`, at(prov, ptr)),
@@ -347,7 +419,14 @@ function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
       error(
         'NO_MASTER',
         `cluster has no master: add at least one entry under spec.masters`,
-        at(prov, s['masters'] === undefined ? '/spec' : '/spec/masters'),
+        at(
+          prov,
+          s['masters'] !== undefined
+            ? '/spec/masters'
+            : s['master'] !== undefined
+              ? '/spec/master'
+              : '/spec',
+        ),
       ),
     );
   } else if (masters % 2 === 0) {
@@ -355,7 +434,12 @@ function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
       warning(
         'EVEN_MASTERS',
         `${masters} masters: etcd keeps quorum with a majority, so ${masters - 1} or ${masters + 1} masters are better than ${masters}`,
-        at(prov, '/spec/masters'),
+        at(
+          prov,
+          s['masters'] === undefined && s['master'] !== undefined
+            ? '/spec/master'
+            : '/spec/masters',
+        ),
       ),
     );
   }

@@ -3,6 +3,7 @@ import { loadSite, locateProblems, type LoadLimits, DEFAULT_LIMITS } from '../lo
 import { StalledError } from '../util/errors.js';
 import { sortProblems, type Problem } from '../util/problem.js';
 import { validateSite, type SiteModel } from './index.js';
+import { checkSiteTrust, STRICT_POLICY, type SitePolicy } from './trust.js';
 
 export interface ValidatedPath {
   root: string;
@@ -17,10 +18,12 @@ export interface ValidatedPath {
 /**
  * Load + validate a path, with positions for every problem. Throws PATH_NOT_FOUND or
  * PATH_UNREADABLE when the path itself is unusable.
+ * `policy` is what the operator lets the site ask of bpa's machine (strict unless given).
  */
 export async function validatePath(
   path: string,
   limits: LoadLimits = DEFAULT_LIMITS,
+  policy: SitePolicy = STRICT_POLICY,
 ): Promise<ValidatedPath> {
   try {
     await stat(path);
@@ -38,7 +41,8 @@ export async function validatePath(
   }
   const loaded = await loadSite(path, limits);
   const result = validateSite(loaded);
-  const problems = sortProblems(locateProblems(loaded.files, result.problems));
+  const trust = checkSiteTrust(result.model?.site, policy);
+  const problems = sortProblems(locateProblems(loaded.files, [...result.problems, ...trust]));
   return {
     root: loaded.root,
     files: loaded.files.length,

@@ -41,6 +41,9 @@ interface Case {
   groups: Record<string, Group>;
   /** The children of `all`: the top-level groups, plus ansible's own `ungrouped`. */
   top: string[];
+  /** The cluster's pod network, and the variables every host must then get from it. */
+  podSubnet?: string;
+  podVars?: Record<string, string>;
 }
 
 const m1: InventoryNode = { name: 'master-1', ip: '192.168.20.11', roles: ['master'] };
@@ -95,14 +98,31 @@ const cases: Case[] = [
     top: ['ungrouped', 'etcd', 'ovn-central', 'ovn-controller', 'virtlet', 'k8s-cluster'],
   },
   {
-    name: 'kubespray with a dual-role node',
+    // Two masters: Kubespray refuses an even etcd group, so only the first runs etcd.
+    name: 'kubespray with a dual-role node (two masters, one etcd member)',
     cluster: { name: 'cluster-b' },
     flavour: 'kubespray',
     nodes: [m1, dual, w1, w6],
     groups: {
       kube_control_plane: { hosts: ['master-1', 'node-a'] },
       kube_node: { hosts: ['node-a', 'worker-1', 'worker-6'] },
-      etcd: { hosts: ['master-1', 'node-a'] },
+      etcd: { hosts: ['master-1'] },
+      k8s_cluster: { children: ['kube_control_plane', 'kube_node'] },
+    },
+    top: ['ungrouped', 'etcd', 'k8s_cluster'],
+  },
+  {
+    name: 'kubespray with four masters: three etcd members',
+    cluster: { name: 'four' },
+    flavour: 'kubespray',
+    nodes: ['m1', 'm2', 'm3', 'm4'].map((name, i) => ({
+      name,
+      ip: `192.168.30.${i + 1}`,
+      roles: ['master' as const],
+    })),
+    groups: {
+      kube_control_plane: { hosts: ['m1', 'm2', 'm3', 'm4'] },
+      etcd: { hosts: ['m1', 'm2', 'm3'] },
       k8s_cluster: { children: ['kube_control_plane', 'kube_node'] },
     },
     top: ['ungrouped', 'etcd', 'k8s_cluster'],
@@ -118,6 +138,50 @@ const cases: Case[] = [
       k8s_cluster: { children: ['kube_control_plane', 'kube_node'] },
     },
     top: ['ungrouped', 'etcd', 'k8s_cluster'],
+  },
+  {
+    name: 'kubespray with a pod subnet: kube_pods_subnet on every host',
+    cluster: { name: 'pods' },
+    flavour: 'kubespray',
+    nodes: [m1, w1],
+    podSubnet: '10.244.64.0/18',
+    podVars: { kube_pods_subnet: '10.244.64.0/18' },
+    groups: {
+      kube_control_plane: { hosts: ['master-1'] },
+      kube_node: { hosts: ['worker-1'] },
+      etcd: { hosts: ['master-1'] },
+      k8s_cluster: { children: ['kube_control_plane', 'kube_node'] },
+    },
+    top: ['ungrouped', 'etcd', 'k8s_cluster'],
+  },
+  {
+    name: 'kubespray with an IPv6 pod subnet: the IPv6-only stack',
+    cluster: { name: 'pods6' },
+    flavour: 'kubespray',
+    nodes: [m1],
+    podSubnet: 'fd00:10:244::/56',
+    podVars: { kube_pods_subnet_ipv6: 'fd00:10:244::/56', ipv4_stack: 'false', ipv6_stack: 'true' },
+    groups: {
+      kube_control_plane: { hosts: ['master-1'] },
+      etcd: { hosts: ['master-1'] },
+      k8s_cluster: { children: ['kube_control_plane', 'kube_node'] },
+    },
+    top: ['ungrouped', 'etcd', 'k8s_cluster'],
+  },
+  {
+    name: 'kud with a pod subnet: kube_pods_subnet on every host',
+    cluster: { name: 'kud-pods', clusterType: 'virtlet-vm' },
+    flavour: 'kud',
+    nodes: [m1, w1],
+    podSubnet: '10.244.64.0/18',
+    podVars: { kube_pods_subnet: '10.244.64.0/18' },
+    groups: {
+      'kube-master': { hosts: ['master-1'] },
+      'kube-node': { hosts: ['worker-1'] },
+      etcd: { hosts: ['master-1'] },
+      'k8s-cluster': { children: ['kube-master', 'kube-node'] },
+    },
+    top: ['ungrouped', 'etcd', 'k8s-cluster'],
   },
 ];
 
@@ -176,7 +240,9 @@ describe('hosts.ini read by ansible-inventory', function () {
 
   for (const c of cases) {
     it(c.name, async () => {
-      const parsed = await inventory(renderHostsIni(c.cluster, c.nodes, c.flavour));
+      const parsed = await inventory(
+        renderHostsIni(c.cluster, c.nodes, c.flavour, { podSubnet: c.podSubnet }),
+      );
       const { _meta: meta, all, ...groups } = parsed;
       const sortedActual: Record<string, Group> = {};
       for (const [k, v] of Object.entries(groups)) sortedActual[k] = sortedGroup(v as Group);
@@ -187,7 +253,8 @@ describe('hosts.ini read by ansible-inventory', function () {
 
       const hostvars = (meta as { hostvars: Record<string, unknown> }).hostvars;
       const expected: Record<string, unknown> = {};
-      for (const n of c.nodes) expected[n.name] = expectedVars(c.flavour, n.ip);
+      for (const n of c.nodes)
+        expected[n.name] = { ...expectedVars(c.flavour, n.ip), ...(c.podVars ?? {}) };
       assert.deepEqual(hostvars, expected);
     });
   }

@@ -4,6 +4,7 @@
  * an argument or a command. Values are validated all the same: a name that reaches a playbook
  * as `--limit` or `-e` must not be able to start an option or carry a pattern.
  */
+import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
 import { StalledError } from '../../util/errors.js';
 import { RESERVED_NODE_NAMES } from '../../util/reserved-names.js';
@@ -17,9 +18,18 @@ export interface InstallerVars {
   plugins: string[];
   /** For the scale and remove paths: only these nodes. */
   nodes: string[];
+  /** The cluster's pod network (Provisioning `PodSubnet`), when it has one. */
+  podSubnet?: string;
 }
 
-const PLACEHOLDERS = ['cluster', 'clusterDir', 'inventory', 'plugins', 'nodes'] as const;
+const PLACEHOLDERS = [
+  'cluster',
+  'clusterDir',
+  'inventory',
+  'plugins',
+  'nodes',
+  'podSubnet',
+] as const;
 type Placeholder = (typeof PLACEHOLDERS)[number];
 
 const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -27,6 +37,7 @@ const SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 const PLUGIN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 // Printable, no whitespace: a path lands in one argument, and a log line shows it unambiguously.
 const PATH = /^[^\s\p{Cc}]+$/u;
+const CIDR = /^[0-9a-fA-F:.]+\/\d{1,3}$/;
 
 function invalid(message: string): StalledError {
   return new StalledError('INSTALLER_COMMAND_INVALID', message);
@@ -70,6 +81,18 @@ function values(vars: InstallerVars): Record<Placeholder, () => string> {
       }
       return checkList('node name', vars.nodes, LABEL);
     },
+    podSubnet: () => {
+      // An empty value would hand the installer an empty network: refuse, as for {nodes}.
+      if (vars.podSubnet === undefined) {
+        throw invalid(
+          `the command uses {podSubnet} but cluster ${JSON.stringify(vars.cluster)} has no PodSubnet`,
+        );
+      }
+      if (!CIDR.test(vars.podSubnet) || isIP(vars.podSubnet.split('/')[0] ?? '') === 0) {
+        throw invalid(`pod subnet ${JSON.stringify(vars.podSubnet)} is not a CIDR`);
+      }
+      return vars.podSubnet;
+    },
   };
 }
 
@@ -78,7 +101,8 @@ const isPlaceholder = (name: string): name is Placeholder =>
 
 /**
  * Splits `template` on whitespace into argv, then replaces `{cluster}`, `{clusterDir}`,
- * `{inventory}`, `{plugins}` and `{nodes}` (lists comma-joined) inside each argument. Only the
+ * `{inventory}`, `{plugins}`, `{nodes}` (lists comma-joined) and `{podSubnet}` inside each
+ * argument. Only the
  * values a template uses are validated, so a cluster template need not be given any nodes.
  */
 export function expandCommand(template: string, vars: InstallerVars): string[] {

@@ -42,6 +42,7 @@ export class JobInstaller implements InstallerPort {
         inventory: `${mountPath}/hosts.ini`,
         plugins: r.plugins,
         nodes: r.nodes,
+        podSubnet: r.podSubnet,
       });
       const stepName = runs.length > 1 ? `${path}-${i}` : path;
       await step.record({ job: stepName });

@@ -61,6 +61,7 @@ export class LocalInstaller implements InstallerPort {
       inventory: req.inventory,
       plugins: req.plugins,
       nodes: req.nodes,
+      podSubnet: req.podSubnet,
     });
     const stamp = (this.opts.now?.() ?? new Date()).toISOString().replace(/[:.]/g, '-');
     const logName = `${path}-${stamp}.log`;
@@ -110,6 +111,7 @@ export function checkCommands(commands: InstallerCommands): void {
         inventory: '/d/hosts.ini',
         plugins: ['p'],
         nodes: ['n'],
+        podSubnet: '10.244.64.0/18',
       });
     } catch (err: unknown) {
       throw new StalledError(

@@ -37,6 +37,8 @@ export const APPLY_OPTIONS = [
   'stateClaim',
   'sshKeySecret',
   'logLevel',
+  'allowSiteCommands',
+  'packageMirrors',
 ] as const;
 
 /**

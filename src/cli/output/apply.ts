@@ -1,6 +1,7 @@
 import type { ApplyResult } from '../../apply/engine.js';
+import { printable } from '../../util/printable.js';
 
-/** What an apply did, per cluster and action, for the terminal. */
+/** What an apply did, per cluster and action, for the terminal (every line printable). */
 export function formatApplyResult(result: ApplyResult): string {
   const lines: string[] = [];
   for (const c of result.clusters) {
@@ -26,5 +27,5 @@ export function formatApplyResult(result: ApplyResult): string {
       ? `Apply ${result.planHash.slice(0, 12)} complete.`
       : `Apply ${result.planHash.slice(0, 12)} failed; run again to resume: finished steps are not repeated.`,
   );
-  return lines.join('\n') + '\n';
+  return lines.map(printable).join('\n') + '\n';
 }

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { printable } from '../../util/printable.js';
 
 const LEVELS: Record<number, string> = {
   10: 'trace',
@@ -20,7 +21,7 @@ export function humanLogStream(write: (text: string) => void): Writable {
       while ((nl = pending.indexOf('\n')) !== -1) {
         const line = pending.slice(0, nl);
         pending = pending.slice(nl + 1);
-        write(render(line) + '\n');
+        write(printable(render(line)) + '\n');
       }
       done();
     },

@@ -1,4 +1,5 @@
 import type { ClusterPlan, PackageChange, Plan, PlannedNode } from '../../plan/index.js';
+import { printable } from '../../util/printable.js';
 
 const SYMBOL: Record<PlannedNode['change'], string> = {
   add: '+',
@@ -7,12 +8,15 @@ const SYMBOL: Record<PlannedNode['change'], string> = {
   keep: ' ',
 };
 
-/** A plan for people, in the manner of `terraform plan`: + add, ~ change, - remove. */
+/**
+ * A plan for people, in the manner of `terraform plan`: + add, ~ change, - remove. Names,
+ * hosts and notes come from the site and the inventory: each line is made printable.
+ */
 export function formatPlan(plan: Plan): string {
   const out: string[] = [];
   for (const c of plan.clusters) out.push(...formatCluster(c), '');
   out.push(summary(plan));
-  return out.join('\n') + '\n';
+  return out.map(printable).join('\n') + '\n';
 }
 
 function formatCluster(c: ClusterPlan): string[] {
@@ -23,8 +27,12 @@ function formatCluster(c: ClusterPlan): string[] {
       ? 'new cluster, to provision'
       : c.actions.length
         ? `${c.actions.length} action${c.actions.length === 1 ? '' : 's'}`
-        : 'no changes';
+        : c.podSubnetChange
+          ? 'differs from the site: the pod subnet cannot change in place'
+          : 'no changes';
   const lines = [`cluster ${c.cluster} (${state})`];
+  if (c.podSubnet) lines.push(`  pod subnet ${c.podSubnet}`);
+  if (c.etcd) lines.push(`  etcd ${c.etcd.join(', ')}`);
   const w = Math.max(4, ...c.nodes.map((n) => n.name.length));
   const hw = Math.max(4, ...c.nodes.map((n) => n.host.length));
   for (const n of c.nodes) {
@@ -78,6 +86,11 @@ function summary(plan: Plan): string {
     0,
   );
   const changes = plan.clusters.some((c) => c.actions.length);
-  const head = changes ? `Plan ${plan.hash.slice(0, 12)}` : 'No changes';
+  const stuck = plan.clusters.filter((c) => c.podSubnetChange).length;
+  const head = changes
+    ? `Plan ${plan.hash.slice(0, 12)}`
+    : stuck
+      ? `Nothing bpa can apply, but ${stuck} cluster${stuck === 1 ? ' differs' : 's differ'} from the site (see the notes)`
+      : 'No changes';
   return `${head}: ${plan.clusters.length} cluster${plan.clusters.length === 1 ? '' : 's'}; ${provision} to provision, ${adds} node${adds === 1 ? '' : 's'} to add, ${removes} to remove, ${pkgs} package change${pkgs === 1 ? '' : 's'}.`;
 }

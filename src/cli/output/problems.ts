@@ -1,4 +1,5 @@
 import { relative, resolve } from 'node:path';
+import { printable } from '../../util/printable.js';
 import type { Problem } from '../../util/problem.js';
 
 export type ProblemFormat = 'text' | 'json' | 'github';
@@ -17,12 +18,15 @@ export function displayPath(
   return rel === '' ? file : rel.startsWith('..') ? abs : rel;
 }
 
-/** One line per problem, like a compiler: `file:line:col: error CODE: message`. */
+/**
+ * One line per problem, like a compiler: `file:line:col: error CODE: message`. File names and
+ * messages carry site text: control characters in them are escaped, one problem stays one line.
+ */
 export function formatText(problems: readonly Problem[]): string {
   return problems
     .map((p) => {
       const where = [p.file ?? '<site>', p.line, p.column].filter((x) => x !== undefined).join(':');
-      return `${where}: ${p.severity} ${p.code}: ${p.message}\n`;
+      return `${printable(where)}: ${p.severity} ${p.code}: ${printable(p.message)}\n`;
     })
     .join('');
 }
@@ -43,7 +47,8 @@ export function formatGithub(problems: readonly Problem[]): string {
 }
 
 function escapeData(s: string): string {
-  return s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+  // Newlines keep the workflow command's own encoding; other controls never reach the log.
+  return printable(s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A'));
 }
 
 function escapeProperty(s: string): string {

@@ -52,6 +52,8 @@ export function registerPlan(
     'sshUser',
     'sshPort',
     'sshKey',
+    'allowSiteCommands',
+    'packageMirrors',
   ]);
   cmd.action(async (path: string, opts: Record<string, unknown>) => {
     const { SshSession, hasSshKey } = await import('../../apply/ssh-session.js');

@@ -15,10 +15,12 @@ import {
   type ProblemFormat,
 } from '../output/problems.js';
 import { EXIT, type Io } from '../io.js';
+import { addConfigOptions } from '../options.js';
+import { printable } from '../../util/printable.js';
 
 /** `bpa validate [PATH]`: every problem of a site, for pull requests. */
-export function registerValidate(program: Command, io: Io): void {
-  program
+export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEnv): void {
+  const cmd = program
     .command('validate')
     .description(
       'check a site directory (or one file) and report every problem with file, line and column',
@@ -27,10 +29,14 @@ export function registerValidate(program: Command, io: Io): void {
     .addOption(
       new Option('-f, --format <format>', 'output format').choices(PROBLEM_FORMATS).default('text'),
     )
-    .action(async (path: string, opts: { format: ProblemFormat }) => {
+    .action(async (path: string, opts: { format: ProblemFormat } & Record<string, unknown>) => {
+      const operator = policy(opts, undefined, env);
       let result: ValidatedPath;
       try {
-        result = await validatePath(path);
+        result = await validatePath(path, undefined, {
+          allowSiteCommands: operator.allowSiteCommands,
+          packageMirrors: operator.packageMirrors,
+        });
       } catch (err: unknown) {
         // A path that cannot be read is a problem of the input like any other: it is printed
         // in the format asked for (a JSON document, a GitHub annotation).
@@ -62,7 +68,7 @@ export function registerValidate(program: Command, io: Io): void {
         io.out(formatGithub(problems));
       } else {
         io.out(formatText(problems));
-        const where = displayPath(process.cwd(), path) ?? path;
+        const where = printable(displayPath(process.cwd(), path) ?? path);
         const scope = `${plural(result.documents, 'document')} in ${plural(result.files, 'file')}`;
         if (errors === 0) {
           const clusters = result.model?.clusters.length ?? 0;
@@ -77,6 +83,8 @@ export function registerValidate(program: Command, io: Io): void {
       }
       io.exit(errors === 0 ? EXIT.ok : EXIT.failed);
     });
+  // The operator's policy, so a pull request is judged as the controller will judge it.
+  const policy = addConfigOptions(cmd, ['allowSiteCommands', 'packageMirrors']);
 }
 
 const PATH_CODES = new Set(['PATH_NOT_FOUND', 'PATH_UNREADABLE']);

@@ -2,7 +2,7 @@ import { isIPv4 } from 'node:net';
 import type { Lease } from '../types.js';
 import type { Problem } from '../../util/problem.js';
 import { classifyHwAddr } from './hwaddr.js';
-import { malformed, quote } from './problems.js';
+import { malformed } from './problems.js';
 import { newestPerMac, type Candidate } from './select.js';
 import type { ParsedLeases } from './types.js';
 
@@ -30,7 +30,7 @@ export function parseDnsmasq(text: string, file: string, now: number): ParsedLea
         malformed(
           file,
           lineNo,
-          `expected "<expiry> <mac> <ip> <hostname> <client-id>", got ${quote(line)}`,
+          `expected 4 or 5 fields "<expiry> <mac> <ip> <hostname> <client-id>", found ${fields.length}`,
         ),
       );
       continue;
@@ -42,16 +42,20 @@ export function parseDnsmasq(text: string, file: string, now: number): ParsedLea
     const hostname = fields[3] ?? '';
     if (ip.includes(':')) continue;
     if (!DIGITS.test(expiry)) {
-      problems.push(malformed(file, lineNo, `expiry ${quote(expiry)} is not a number of seconds`));
+      problems.push(
+        malformed(file, lineNo, 'field 1 (expiry) is not a number of seconds since the epoch'),
+      );
       continue;
     }
     if (!isIPv4(ip)) {
-      problems.push(malformed(file, lineNo, `${quote(ip)} is not an IPv4 address`));
+      problems.push(malformed(file, lineNo, 'field 3 (address) is not an IPv4 address'));
       continue;
     }
     const addr = classifyHwAddr(hw);
     if (addr.kind === 'invalid') {
-      problems.push(malformed(file, lineNo, `${quote(hw)} is not a hardware address`));
+      problems.push(
+        malformed(file, lineNo, 'field 2 (hardware address) is not a MAC or type-prefixed address'),
+      );
       continue;
     }
     if (addr.kind === 'other') continue;

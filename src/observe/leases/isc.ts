@@ -3,7 +3,7 @@ import type { Lease } from '../types.js';
 import type { Problem } from '../../util/problem.js';
 import { classifyHwAddr } from './hwaddr.js';
 import { IscLexer, decodeIscString, type Token } from './isc-lexer.js';
-import { malformed, quote } from './problems.js';
+import { malformed } from './problems.js';
 import { newestPerMac, type Candidate } from './select.js';
 import type { ParsedLeases } from './types.js';
 
@@ -55,9 +55,15 @@ export function parseIsc(text: string, file: string, now: number): ParsedLeases 
     }
     const known = t.kind === 'word' && SKIPPED.has(t.text);
     if (!known)
-      problems.push(malformed(file, t.line, `unexpected ${quote(t.text)} outside a lease block`));
+      problems.push(
+        malformed(
+          file,
+          t.line,
+          'unexpected text outside a lease block (expected "lease <IPv4> { … }")',
+        ),
+      );
     if (!skipStatement(lx, t) && known) {
-      problems.push(malformed(file, t.line, `${quote(t.text)} block is not closed`));
+      problems.push(malformed(file, t.line, `"${t.text}" block is not closed`));
     }
   }
   const live: Candidate[] = [];
@@ -127,12 +133,14 @@ function readLease(
   }
   const ip = head.length === 1 && head[0]?.kind === 'word' ? head[0].text : '';
   const entry: Entry = { ip, line: start.line };
+  // What is not an address is not repeated in messages.
+  const lease = isIPv4(ip) ? `lease ${ip}` : 'lease';
   let bad: Problem | undefined = isIPv4(ip)
     ? undefined
     : malformed(
         file,
         start.line,
-        `lease address ${quote(head.map((h) => h.text).join(' '))} is not an IPv4 address`,
+        'the lease address is not an IPv4 address (expected "lease <IPv4> {")',
       );
   let stmt: Token[] = [];
   for (;;) {
@@ -143,7 +151,7 @@ function readLease(
         malformed(
           file,
           start.line,
-          `lease ${ip} is not closed${str ? ` (string opened at line ${str} never ends)` : ''}`,
+          `${lease} is not closed${str ? ` (string opened at line ${str} never ends)` : ''}`,
         ),
       );
       return undefined;
@@ -151,28 +159,26 @@ function readLease(
     if (tok.kind === 'word' && tok.text === 'lease' && stmt.length === 0) {
       // dhcpd never nests leases: the previous block lost its `}` (a truncated write).
       lx.pushBack(tok);
-      problems.push(
-        malformed(file, start.line, `lease ${ip} is not closed before line ${tok.line}`),
-      );
+      problems.push(malformed(file, start.line, `${lease} is not closed before line ${tok.line}`));
       return undefined;
     }
     if (tok.kind === '}' || tok.kind === ';') {
       const message = stmt.length > 0 ? applyStatement(entry, stmt) : undefined;
       if (message && !bad)
-        bad = malformed(file, stmt[0]?.line ?? start.line, `lease ${ip}: ${message}`);
+        bad = malformed(file, stmt[0]?.line ?? start.line, `${lease}: ${message}`);
       stmt = [];
       if (tok.kind === '}') break;
     } else if (tok.kind === '{') {
       // `on commit { … }` and the like: actions, not lease data.
       stmt = [];
       if (!skipBlock(lx)) {
-        problems.push(malformed(file, start.line, `lease ${ip} is not closed`));
+        problems.push(malformed(file, start.line, `${lease} is not closed`));
         return undefined;
       }
     } else stmt.push(tok);
   }
   if (!bad && entry.state === 'active' && entry.mac && entry.ends === undefined) {
-    bad = malformed(file, start.line, `lease ${ip}: active lease without "ends"`);
+    bad = malformed(file, start.line, `${lease}: active lease without "ends"`);
   }
   if (bad) {
     problems.push(bad);
@@ -191,12 +197,7 @@ function applyStatement(entry: Entry, stmt: Token[]): string | undefined {
     case 'ends': {
       const time = parseTime(stmt.slice(1));
       if (time === undefined) {
-        return `${first.text} ${quote(
-          stmt
-            .slice(1)
-            .map((s) => s.text)
-            .join(' '),
-        )} is not a time (W YYYY/MM/DD HH:MM:SS, epoch N or never)`;
+        return `${first.text} is not a time (expected W YYYY/MM/DD HH:MM:SS, epoch N or never)`;
       }
       entry[first.text] = time;
       return undefined;
@@ -212,7 +213,7 @@ function applyStatement(entry: Entry, stmt: Token[]): string | undefined {
       if (second?.text !== 'ethernet') return undefined;
       const addr = classifyHwAddr(third?.text ?? '');
       if (addr.kind !== 'mac')
-        return `hardware ethernet ${quote(third?.text ?? '')} is not a MAC address`;
+        return 'hardware ethernet is not a MAC address (expected six hex pairs)';
       entry.mac = addr.mac;
       return undefined;
     }

@@ -3,7 +3,7 @@ import type { Lease } from '../types.js';
 import { warning, type Problem } from '../../util/problem.js';
 import { classifyHwAddr } from './hwaddr.js';
 import type { ParsedLeases } from './types.js';
-import { LEASE_FORMAT_UNKNOWN, malformed, quote } from './problems.js';
+import { LEASE_FORMAT_UNKNOWN, malformed } from './problems.js';
 import { newestPerMac, type Candidate } from './select.js';
 
 /** One file of a Kea memfile series, e.g. `kea-leases4.csv.2`, `.1`, then the live file. */
@@ -87,11 +87,7 @@ function readHeader(
   const missing = REQUIRED.filter((name) => at(name) === undefined);
   if (missing.length > 0) {
     problems.push(
-      malformed(
-        file,
-        lineNo,
-        `Kea lease file header lacks column(s) ${missing.join(', ')}: ${quote(line)}`,
-      ),
+      malformed(file, lineNo, `Kea lease file header lacks column(s) ${missing.join(', ')}`),
     );
     return undefined;
   }
@@ -132,7 +128,7 @@ function readRow(
   const expire = field(cols.expire);
   const state = cols.state === undefined ? String(STATE_DEFAULT) : field(cols.state);
   if (!isIPv4(address)) {
-    problems.push(malformed(file, lineNo, `address ${quote(address)} is not an IPv4 address`));
+    problems.push(malformed(file, lineNo, 'column address is not an IPv4 address'));
     return undefined;
   }
   const notNumber = !DIGITS.test(lifetime)
@@ -143,15 +139,15 @@ function readRow(
         ? ['state', state]
         : undefined;
   if (notNumber) {
-    problems.push(
-      malformed(file, lineNo, `${notNumber[0]} ${quote(notNumber[1] ?? '')} is not a whole number`),
-    );
+    problems.push(malformed(file, lineNo, `column ${notNumber[0]} is not a whole number`));
     return undefined;
   }
   const hw = field(cols.hwaddr);
   const addr = hw === '' ? undefined : classifyHwAddr(hw);
   if (addr?.kind === 'invalid') {
-    problems.push(malformed(file, lineNo, `hwaddr ${quote(hw)} is not a hardware address`));
+    problems.push(
+      malformed(file, lineNo, 'column hwaddr is not a MAC or type-prefixed hardware address'),
+    );
     return undefined;
   }
   const validLifetime = Number(lifetime);

@@ -1,11 +1,11 @@
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { readFile, realpath } from 'node:fs/promises';
+import { resolve, sep } from 'node:path';
 import type { Lease } from '../types.js';
-import { warning, type Problem } from '../../util/problem.js';
+import { error, warning, type Problem } from '../../util/problem.js';
 import { detectLeaseFormat } from './detect.js';
 import { parseLeases } from './index.js';
 import { parseKeaSeries, type KeaSource } from './kea.js';
-import { LEASE_FILE_UNREADABLE } from './problems.js';
+import { LEASE_FILE_OUTSIDE_SITE, LEASE_FILE_UNREADABLE } from './problems.js';
 import { mergeLeases } from './select.js';
 import type { ParsedLeases } from './types.js';
 
@@ -27,11 +27,21 @@ const KEA_SUFFIXES = [KEA_COMPLETED, ...KEA_OLDER];
 
 /**
  * Reads lease files (format detected per file) and merges them: MAC → newest lease, later
- * files winning ties. A file that cannot be read is a problem, never an exception.
+ * files winning ties. A file that cannot be read is a problem, never an exception. With
+ * `confineTo` (the site directory, for lease files the site names), a file or Kea companion
+ * that resolves outside it, through a symbolic link, is refused and not read.
  */
-export async function readLeaseFiles(paths: string[], now: number): Promise<LeaseFilesResult> {
+export async function readLeaseFiles(
+  paths: string[],
+  now: number,
+  opts: { confineTo?: string } = {},
+): Promise<LeaseFilesResult> {
   const problems: Problem[] = [];
-  const results = await Promise.all(selectPaths(paths).map((p) => readOne(p, now)));
+  const root =
+    opts.confineTo === undefined
+      ? undefined
+      : await realpath(opts.confineTo).catch(() => resolve(opts.confineTo ?? '.'));
+  const results = await Promise.all(selectPaths(paths).map((p) => readOne(p, now, root)));
   for (const r of results) problems.push(...r.problems);
   return { leases: mergeLeases(results.map((r) => r.leases)), problems };
 }
@@ -51,18 +61,18 @@ function selectPaths(paths: string[]): string[] {
   });
 }
 
-async function readOne(path: string, now: number): Promise<ParsedLeases> {
-  const read = await readText(path);
+async function readOne(path: string, now: number, root?: string): Promise<ParsedLeases> {
+  const read = await readText(path, root);
   if ('problem' in read) return { leases: [], problems: [read.problem] };
   const { text } = read;
   if (detectLeaseFormat(text, path) !== 'kea') return parseLeases(text, { file: path, now });
   const problems: Problem[] = [];
   const sources: KeaSource[] = [];
-  const completed = await readCompanion(path + KEA_COMPLETED, problems);
+  const completed = await readCompanion(path + KEA_COMPLETED, problems, root);
   if (completed) sources.push(completed);
   else {
     for (const suffix of KEA_OLDER) {
-      const older = await readCompanion(path + suffix, problems);
+      const older = await readCompanion(path + suffix, problems, root);
       if (older) sources.push(older);
     }
   }
@@ -72,8 +82,12 @@ async function readOne(path: string, now: number): Promise<ParsedLeases> {
 }
 
 /** A companion that does not exist is normal (no cleanup has run yet); other errors are not. */
-async function readCompanion(path: string, problems: Problem[]): Promise<KeaSource | undefined> {
-  const read = await readText(path);
+async function readCompanion(
+  path: string,
+  problems: Problem[],
+  root?: string,
+): Promise<KeaSource | undefined> {
+  const read = await readText(path, root);
   if ('text' in read) return { text: read.text, file: path };
   if (!read.missing) problems.push(read.problem);
   return undefined;
@@ -87,9 +101,21 @@ const REASONS: Record<string, string> = {
   EISDIR: 'is a directory',
 };
 
-async function readText(path: string): Promise<ReadOutcome> {
+async function readText(path: string, root?: string): Promise<ReadOutcome> {
   try {
-    return { text: await readFile(path, 'utf8') };
+    // The file is read where its links lead, and only when that is inside the site.
+    const real = root === undefined ? path : await realpath(path);
+    if (root !== undefined && !real.startsWith(root + sep)) {
+      return {
+        problem: error(
+          LEASE_FILE_OUTSIDE_SITE,
+          `lease file ${path} leads outside the site directory; it is not read. Keep site lease files inside the site, or give a file of this machine to bpa with --leases`,
+          { file: path },
+        ),
+        missing: false,
+      };
+    }
+    return { text: await readFile(real, 'utf8') };
   } catch (err: unknown) {
     const code = (err as NodeJS.ErrnoException).code;
     const why =

@@ -14,6 +14,7 @@ export interface LabSiteOptions {
   cluster?: string;
   nodes: LabSiteNode[];
   plugins?: string[];
+  podSubnet?: string;
   masterSoftware?: string[];
   workerSoftware?: string[];
   extraSite?: string;
@@ -68,7 +69,7 @@ metadata:
     cluster: ${cluster}
 spec:
   masters:
-${masters.map(entry).join('')}${workers.length ? `  workers:\n${workers.map(entry).join('')}` : ''}${opts.plugins?.length ? `  KUDPlugins:\n${opts.plugins.map((p) => `    - ${p}\n`).join('')}` : ''}---
+${masters.map(entry).join('')}${workers.length ? `  workers:\n${workers.map(entry).join('')}` : ''}${opts.plugins?.length ? `  KUDPlugins:\n${opts.plugins.map((p) => `    - ${p}\n`).join('')}` : ''}${opts.podSubnet ? `  PodSubnet: ${opts.podSubnet}\n` : ''}---
 apiVersion: bpa.akraino.org/v1alpha1
 kind: Software
 metadata:

@@ -33,8 +33,14 @@ describe('apply: packages on lab hosts', function () {
     const [status, version] = (r?.stdout ?? '').trim().split(/\s+/);
     return status?.startsWith('ii') && version ? version : null;
   };
+  // The lab's apt repository is unsigned ([trusted=yes]): a mirror only the operator may allow.
   const reconcile = (extra: string[] = []): ReturnType<typeof bpa> =>
-    bpa(['reconcile', '--once', site, ...labArgs(lab!, state, extra)]);
+    bpa([
+      'reconcile',
+      '--once',
+      site,
+      ...labArgs(lab!, state, ['--allow-site-commands', ...extra]),
+    ]);
 
   before(async function () {
     if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();

@@ -75,6 +75,26 @@ describe('expandCommand', () => {
     rejects('installer -e {"a":1}', {}, /unknown placeholder/);
   });
 
+  it('gives the pod subnet as {podSubnet}, and refuses it for a cluster that has none', () => {
+    assert.deepEqual(
+      expandCommand('installer --cluster {cluster} --network {podSubnet}', {
+        ...vars,
+        podSubnet: '10.244.64.0/18',
+      }),
+      ['installer', '--cluster', 'edge-1', '--network', '10.244.64.0/18'],
+    );
+    assert.deepEqual(
+      expandCommand('x -e kube_pods_subnet={podSubnet}', { ...vars, podSubnet: 'fd00:10::/56' }),
+      ['x', '-e', 'kube_pods_subnet=fd00:10::/56'],
+    );
+    rejects(
+      'installer --network {podSubnet}',
+      {},
+      /uses \{podSubnet\} but cluster "edge-1" has no PodSubnet/,
+    );
+    rejects('installer --network {podSubnet}', { podSubnet: '10.0.0.0/8 -e x=1' }, /not a CIDR/);
+  });
+
   it('rejects an empty template', () => {
     rejects('   ', {}, /empty/);
   });

@@ -112,8 +112,9 @@ describe('plan hash of a whole site (runPlan)', () => {
     const b = await runPlan(two, config(join(tmp, 's2')), {}, Date.parse('2026-01-01'));
     assert.ok(a.plan && b.plan);
     assert.equal(a.plan.hash, b.plan.hash);
-    // …and the settings that say how bpa acts come from the Site document: the mirror, the user.
+    // …and the settings that say how bpa acts are in the plan: the Site's SSH user, the
+    // flavour's installer command.
     assert.equal(a.plan.settings?.ssh.user, 'ubuntu');
-    assert.match(a.plan.settings?.packageMirror ?? '', /apt-mirror\.site\.example/);
+    assert.match(a.plan.settings?.installer.commands.provision ?? '', /^installer --cluster/);
   });
 });

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { renderHostsIni } from '../../../src/plan/hosts-ini.js';
+import { chooseEtcd, renderHostsIni } from '../../../src/plan/hosts-ini.js';
 import type { Flavour, InventoryNode } from '../../../src/plan/hosts-ini.js';
 import { BpaError } from '../../../src/util/errors.js';
 
@@ -87,7 +87,7 @@ kube-master
 `,
     },
     {
-      name: 'kubespray: current group names with ansible_host, ip and access_ip',
+      name: 'kubespray: current group names with ansible_host, ip and access_ip; an odd etcd group',
       cluster: { name: 'cluster-b', clusterType: 'virtlet-vm' },
       nodes: [...NODES, { name: 'v6', ip: 'fd00:10::9', roles: ['worker'] }],
       flavour: 'kubespray',
@@ -110,7 +110,6 @@ v6
 
 [etcd]
 master-1
-node-a
 
 [k8s_cluster:children]
 kube_control_plane
@@ -219,5 +218,50 @@ kube_node
         }
       });
     }
+  });
+
+  describe('the Kubespray etcd group is never even', () => {
+    const masters = (n: number): InventoryNode[] =>
+      Array.from({ length: n }, (_, i) => ({
+        name: `m${i + 1}`,
+        ip: `10.0.0.${i + 1}`,
+        roles: ['master'],
+      }));
+    const etcdOf = (text: string): string[] =>
+      text.split('\n[etcd]\n')[1]?.split('\n\n')[0]?.split('\n').filter(Boolean) ?? [];
+    const table: Array<[number, string[]]> = [
+      [1, ['m1']],
+      [2, ['m1']],
+      [3, ['m1', 'm2', 'm3']],
+      [4, ['m1', 'm2', 'm3']],
+      [5, ['m1', 'm2', 'm3', 'm4', 'm5']],
+      [6, ['m1', 'm2', 'm3', 'm4', 'm5']],
+    ];
+    for (const [n, etcd] of table) {
+      it(`${n} master${n === 1 ? '' : 's'}: etcd ${etcd.join(',')}; KUD keeps every master`, () => {
+        assert.deepEqual(etcdOf(renderHostsIni({ name: 'c' }, masters(n), 'kubespray')), etcd);
+        assert.equal(etcdOf(renderHostsIni({ name: 'c' }, masters(n), 'kud')).length, n);
+      });
+    }
+
+    it('keeps masters that already run first, then the document order', () => {
+      assert.deepEqual(chooseEtcd(['m1', 'm2', 'm3', 'm4'], new Set(['m2', 'm3', 'm4'])), [
+        'm2',
+        'm3',
+        'm4',
+      ]);
+      assert.deepEqual(chooseEtcd(['m0', 'm1', 'm2', 'm3'], new Set(['m1'])), ['m0', 'm1', 'm2']);
+      assert.deepEqual(chooseEtcd(['a', 'b']), ['a']);
+    });
+
+    it('refuses an even or foreign etcd group given to it', () => {
+      for (const etcd of [['m1', 'm2'], ['m1', 'w1', 'm2'], [], ['m1', 'm1', 'm2']]) {
+        assert.throws(
+          () => renderHostsIni({ name: 'c' }, masters(3), 'kubespray', { etcd }),
+          (e: unknown) => e instanceof BpaError && e.code === 'HOSTS_INI_INVALID',
+          JSON.stringify(etcd),
+        );
+      }
+    });
   });
 });

@@ -537,7 +537,7 @@ ${rest}`;
     const cases: Array<[string, string, string[]]> = [
       [
         'typo in a spec field',
-        provisioning('  master:\n    - m1:\n'),
+        provisioning('  mastres:\n    - m1:\n'),
         ['/spec additionalProperties UNKNOWN_FIELD'],
       ],
       [
@@ -546,9 +546,14 @@ ${rest}`;
         ['/spec/masters/0/m1 additionalProperties UNKNOWN_FIELD'],
       ],
       [
-        'ICN hostfile (not a bpa field)',
-        provisioning('  masters: [{m1: }]\n  hostfile: /root/hosts.ini\n'),
-        ['/spec additionalProperties UNKNOWN_FIELD'],
+        'ICN 2019 hostfile that is not a path',
+        provisioning('  masters: [{m1: }]\n  hostfile: [/root/hosts.ini]\n'),
+        ['/spec/hostfile type WRONG_TYPE'],
+      ],
+      [
+        'ICN 2019 singular master that is a string',
+        provisioning('  master: m1\n'),
+        ['/spec/master type WRONG_TYPE'],
       ],
       [
         'memory "8GB"',

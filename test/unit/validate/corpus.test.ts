@@ -3,6 +3,7 @@ import { open, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { INVALID_CASES, type Case } from './corpus.js';
 import { INVENTORY_CASES } from './corpus-inventory.js';
+import { TRUST_CASES } from './trust-corpus.js';
 import { BASE_SITE, removeSite, writeSite } from './site-fixture.js';
 import { validateJson } from './run-cli.js';
 
@@ -98,7 +99,7 @@ const HOSTILE_CASES: Case[] = [
 
 describe('bpa validate: invalid-input corpus', function () {
   this.timeout(30_000);
-  for (const c of [...INVALID_CASES, ...HOSTILE_CASES, ...INVENTORY_CASES]) {
+  for (const c of [...INVALID_CASES, ...HOSTILE_CASES, ...INVENTORY_CASES, ...TRUST_CASES]) {
     it(c.name, async () => {
       const dir = await writeSite(c.files);
       try {
@@ -141,8 +142,8 @@ describe('bpa validate: invalid-input corpus', function () {
     });
   }
 
-  it('the corpus has at least 60 cases', () => {
-    assert.ok(INVALID_CASES.length + HOSTILE_CASES.length >= 60);
+  it('the corpus has at least 120 cases', () => {
+    assert.ok(INVALID_CASES.length + HOSTILE_CASES.length + TRUST_CASES.length >= 120);
   });
 });
 

@@ -37,7 +37,7 @@ describe('observe/leases parseLeases', () => {
     const byLine = new Map(problems.map((p) => [p.line, p.message]));
     assert.match(
       byLine.get(4) ?? '',
-      /lease 10\.0\.1\.1: ends "4 2026\/13\/19 22:00:00" is not a time/,
+      /lease 10\.0\.1\.1: ends is not a time \(expected W YYYY\/MM\/DD HH:MM:SS/,
     );
     assert.match(byLine.get(39) ?? '', /lease 10\.0\.1\.8 is not closed before line 43/);
     assert.match(byLine.get(48) ?? '', /string opened at line 52/);
