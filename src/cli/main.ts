@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { BpaError, ConfigError, UsageError, messageOf, sanitize } from '../util/errors.js';
+import { printable } from '../util/printable.js';
 import { EXIT, type Io } from './io.js';
 import { registerApply } from './apply/index.js';
 import { registerPlan } from './plan/index.js';
@@ -75,9 +76,7 @@ function reportError(err: unknown, command: string, json: boolean, io: Io): numb
 
 /** Messages stay on one line, and nothing in them can drive the terminal. */
 function oneLine(text: string): string {
-  return text
-    .replace(/\r?\n/g, ' ')
-    .replace(/\p{Cc}/gu, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return printable(text.replace(/\r?\n/g, ' '));
 }
 
 function processIo(): Io {

@@ -52,11 +52,14 @@ describe('plan and apply compute the same plan from the same inputs (lab)', func
   });
 
   // The same settings for both commands (they are part of the plan hash); plan does not log.
-  const args = (): string[] =>
-    labArgs(lab!, state).filter((a) => a !== '--log-level' && a !== 'info');
+  // The lab's apt repository is unsigned: the site may name it only with the operator's opt-in.
+  const args = (extra: string[] = []): string[] => [
+    ...labArgs(lab!, state, extra).filter((a) => a !== '--log-level' && a !== 'info'),
+    '--allow-site-commands',
+  ];
 
   it('a package removed by hand: plan shows fix-drift with the hash apply accepts', async () => {
-    const first = await bpa(['apply', site, ...labArgs(lab!, state)]);
+    const first = await bpa(['apply', site, ...args()]);
     assert.equal(first.code, 0, first.stdout + first.stderr);
     await lab!.exec('h2', ['dpkg', '-r', 'bpa-test-a']);
 
@@ -71,11 +74,7 @@ describe('plan and apply compute the same plan from the same inputs (lab)', func
       [['fix-drift', ['worker-1']]],
     );
 
-    const apply = await bpa([
-      'apply',
-      site,
-      ...labArgs(lab!, state, ['--plan-hash', reviewed.hash]),
-    ]);
+    const apply = await bpa(['apply', site, ...args(['--plan-hash', reviewed.hash])]);
     assert.equal(apply.code, 0, apply.stdout + apply.stderr);
     assert.match(apply.stdout, /✓ fix-drift worker-1/);
     assert.doesNotMatch(apply.stderr, /PLAN_HASH_MISMATCH/);
