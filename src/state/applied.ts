@@ -19,6 +19,8 @@ export interface AppliedCluster {
   flavour?: string;
   nodes: AppliedNode[];
   plugins: string[];
+  /** The Kubernetes version bpa last installed or upgraded to (absent: the installer's default). */
+  kubernetesVersion?: string;
   /** The packages bpa manages on each role, as last applied (names and pins). */
   packages: { master: PackageSpec[]; worker: PackageSpec[] };
 }

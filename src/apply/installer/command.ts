@@ -15,11 +15,20 @@ export interface InstallerVars {
   /** Absolute path of `<clusterDir>/hosts.ini`. */
   inventory: string;
   plugins: string[];
-  /** For the scale and remove paths: only these nodes. */
+  /** For the scale, remove and upgrade paths: only these nodes. */
   nodes: string[];
+  /** The Kubespray checkout (absolute), when one is configured. */
+  kubesprayDir?: string;
 }
 
-const PLACEHOLDERS = ['cluster', 'clusterDir', 'inventory', 'plugins', 'nodes'] as const;
+const PLACEHOLDERS = [
+  'cluster',
+  'clusterDir',
+  'inventory',
+  'plugins',
+  'nodes',
+  'kubesprayDir',
+] as const;
 type Placeholder = (typeof PLACEHOLDERS)[number];
 
 const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -70,7 +79,21 @@ function values(vars: InstallerVars): Record<Placeholder, () => string> {
       }
       return checkList('node name', vars.nodes, LABEL);
     },
+    kubesprayDir: () => {
+      if (!vars.kubesprayDir) {
+        throw new StalledError(
+          'KUBESPRAY_DIR_MISSING',
+          'the installer command runs Kubespray ({kubesprayDir}), but no Kubespray checkout is configured: give its directory with --kubespray-dir or BPA_KUBESPRAY_DIR',
+        );
+      }
+      return checkPath('Kubespray directory', vars.kubesprayDir.replace(/(?<=.)\/+$/, ''));
+    },
   };
+}
+
+/** Whether a command template runs Kubespray from the configured checkout. */
+export function usesKubespray(template: string): boolean {
+  return template.includes('{kubesprayDir}');
 }
 
 const isPlaceholder = (name: string): name is Placeholder =>
@@ -78,7 +101,8 @@ const isPlaceholder = (name: string): name is Placeholder =>
 
 /**
  * Splits `template` on whitespace into argv, then replaces `{cluster}`, `{clusterDir}`,
- * `{inventory}`, `{plugins}` and `{nodes}` (lists comma-joined) inside each argument. Only the
+ * `{inventory}`, `{plugins}`, `{nodes}` (lists comma-joined) and `{kubesprayDir}` inside each
+ * argument. Only the
  * values a template uses are validated, so a cluster template need not be given any nodes.
  */
 export function expandCommand(template: string, vars: InstallerVars): string[] {
