@@ -14,6 +14,8 @@ export interface LabSiteOptions {
   cluster?: string;
   nodes: LabSiteNode[];
   plugins?: string[];
+  /** spec.kubernetesVersion of the Provisioning. */
+  kubernetesVersion?: string;
   masterSoftware?: string[];
   workerSoftware?: string[];
   extraSite?: string;
@@ -68,7 +70,7 @@ metadata:
     cluster: ${cluster}
 spec:
   masters:
-${masters.map(entry).join('')}${workers.length ? `  workers:\n${workers.map(entry).join('')}` : ''}${opts.plugins?.length ? `  KUDPlugins:\n${opts.plugins.map((p) => `    - ${p}\n`).join('')}` : ''}---
+${masters.map(entry).join('')}${workers.length ? `  workers:\n${workers.map(entry).join('')}` : ''}${opts.plugins?.length ? `  KUDPlugins:\n${opts.plugins.map((p) => `    - ${p}\n`).join('')}` : ''}${opts.kubernetesVersion ? `  kubernetesVersion: ${opts.kubernetesVersion}\n` : ''}---
 apiVersion: bpa.akraino.org/v1alpha1
 kind: Software
 metadata:
