@@ -59,7 +59,7 @@ describe('apply: Kubespray (Kubespray-shaped stand-in) on lab hosts', function (
   });
   after(async () => {
     await lab?.stop();
-    if (tmp && !process.env['KEEP']) await rm(tmp, { recursive: true, force: true });
+    if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
   it("provisions with the checkout's cluster.yml and ansible.cfg, logging in exactly as bpa does", async () => {
@@ -244,7 +244,7 @@ describe('apply: Kubespray on a non-default SSH port, end to end', function () {
   });
   after(async () => {
     await lab?.stop();
-    if (tmp && !process.env['KEEP']) await rm(tmp, { recursive: true, force: true });
+    if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
   it('bpa and Kubespray both reach every node on spec.ssh.port, checking the pinned keys', async () => {
@@ -320,7 +320,7 @@ chmod 0440 /etc/sudoers.d/bpa-lab
   });
   after(async () => {
     await lab?.stop();
-    if (tmp && !process.env['KEEP']) await rm(tmp, { recursive: true, force: true });
+    if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
   it("logs in as the configured user, and Kubespray's tasks run as root through become", async () => {
