@@ -166,6 +166,7 @@ describe('apply: Kubespray (Kubespray-shaped stand-in) on lab hosts', function (
     const plan = await bpa(['plan', east, ...kubesprayArgs(lab, state).slice(0, -2)]);
     assert.equal(plan.code, 2, plan.stdout + plan.stderr);
     assert.match(plan.stdout, /upgrade-cluster\s+Kubernetes the installer's default → v1\.27\.10/);
+    assert.match(plan.stdout, /; 0 to provision, 1 to upgrade, 0 nodes to add/);
     const r = await bpa(['reconcile', '--once', east, ...kubesprayArgs(lab, state)]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /✓ upgrade-cluster master-1, worker-1, worker-2 \(4 steps\)/);
