@@ -2,7 +2,11 @@
 # Debian packages the integration tests and the lab use. Idempotent; installs only what is
 # missing, so a second run costs nothing.
 set -euo pipefail
-pkgs=(git openssh-server openssh-client iproute2 dnsmasq busybox ansible-core sshpass gnupg gpgv)
+# sudo: the lab's non-root SSH user becomes root through it (Kubespray's become).
+# ansible, python3-jmespath: the collections (ansible.utils for ipaddr) and modules a real
+# Kubespray checkout needs (test/integration/apply/kubespray-real.test.ts, BPA_TEST_KUBESPRAY_DIR).
+pkgs=(git openssh-server openssh-client iproute2 dnsmasq busybox ansible-core sshpass gnupg gpgv
+  sudo ansible python3-jmespath)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

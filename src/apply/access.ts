@@ -11,6 +11,7 @@ import {
   fingerprintOf,
   HostKeyStore,
   hostPort,
+  knownHostsName,
   type BootstrapCredentials,
   type SshOptions,
   type SshPool,
@@ -25,8 +26,8 @@ export interface SshAccessOptions {
   /** bpa's public key, installed with the bootstrap credentials when key login fails. */
   publicKeyPath: string;
   bootstrap?: () => Promise<BootstrapCredentials>;
-  /** The OpenSSH known_hosts file the installer gets, built from bpa's pinned keys. */
-  knownHostsFile: string;
+  /** The OpenSSH known_hosts file a cluster's installer gets, built from bpa's pinned keys. */
+  knownHostsFile: (cluster: string) => string;
   maxParallelHosts: number;
   log: Logger;
 }
@@ -43,7 +44,8 @@ export function targetOf(
  * Brings nodes under bpa's SSH control: key login (host key pinned on first use, enforced
  * after); when key login is refused and default credentials are configured, bpa's key is
  * installed with them once, ssh-copy-id style, and key login is checked again. Then the
- * installer's known_hosts is written from the pinned keys, so ansible checks the same keys.
+ * cluster's known_hosts for its installer (`<clusterDir>/known_hosts`, where a Job finds it
+ * too) is written from the pinned keys, so ansible checks the same keys.
  */
 export class SshAccess implements AccessPort {
   constructor(private readonly opts: SshAccessOptions) {}
@@ -73,7 +75,7 @@ export class SshAccess implements AccessPort {
         retry,
       );
     }
-    await this.writeKnownHosts(nodes);
+    await this.writeKnownHosts(this.opts.knownHostsFile(cluster), nodes);
   }
 
   private async ensureOne(target: SshTarget): Promise<void> {
@@ -97,7 +99,7 @@ export class SshAccess implements AccessPort {
    * known_hosts lines for the nodes, from the keys bpa pinned (a pin made before bpa kept the
    * key itself is completed with ssh-keyscan, keeping only the key that matches the pin).
    */
-  private async writeKnownHosts(nodes: readonly PlannedNode[]): Promise<void> {
+  private async writeKnownHosts(file: string, nodes: readonly PlannedNode[]): Promise<void> {
     const store = new HostKeyStore(this.opts.ssh.knownHostsFile);
     const pinned = await store.read();
     const lines = await Promise.all(
@@ -105,7 +107,7 @@ export class SshAccess implements AccessPort {
         const id = hostPort(n.ip, this.opts.port);
         const pin = pinned[id];
         if (!pin) return undefined;
-        const host = this.opts.port === 22 ? n.ip : id;
+        const host = knownHostsName(n.ip, this.opts.port);
         if (pin.key) return `${host} ${pin.algorithm} ${pin.key}`;
         const scanned = await keyscan(n.ip, this.opts.port);
         const match = scanned.find((l) => {
@@ -123,16 +125,12 @@ export class SshAccess implements AccessPort {
         return match;
       }),
     );
-    const existing = await readFile(this.opts.knownHostsFile, 'utf8').catch(() => '');
+    const existing = await readFile(file, 'utf8').catch(() => '');
     const fresh = lines.filter((l): l is string => l !== undefined);
     const hosts = new Set(fresh.map((l) => l.split(' ')[0]));
     // A host's line is replaced, not added to: an old key must not linger next to the new one.
     const kept = existing.split('\n').filter((l) => l && !hosts.has(l.split(' ')[0]));
-    await writeFileAtomic(
-      this.opts.knownHostsFile,
-      [...kept, ...fresh].sort().join('\n') + '\n',
-      0o644,
-    );
+    await writeFileAtomic(file, [...kept, ...fresh].sort().join('\n') + '\n', 0o644);
   }
 }
 

@@ -181,6 +181,7 @@ class ActionRun {
     // is recognised across plans (a lease moved, the plan hash changed), and nothing else is.
     const installerInputs =
       action.kind === 'provision-cluster' ||
+      action.kind === 'upgrade-cluster' ||
       action.kind === 'add-nodes' ||
       action.kind === 'remove-nodes'
         ? cluster.hostsIni
@@ -224,6 +225,18 @@ class ActionRun {
             nodes: this.appliedNodes(),
             plugins: [...this.cluster.desired.plugins],
             podSubnet: this.cluster.podSubnet ?? null,
+            kubernetesVersion: this.cluster.desired.kubernetesVersion,
+          })),
+        );
+        return;
+      case 'upgrade-cluster':
+        await this.step('inventory', () => this.writeInventory());
+        await this.step('ssh-access', () => this.deps.access.ensure(a.cluster, nodes));
+        await this.step('installer', (h) => this.deps.installer.run('upgrade', req, h));
+        await this.step('record', () =>
+          this.record((applied) => ({
+            ...applied,
+            kubernetesVersion: this.cluster.desired.kubernetesVersion,
           })),
         );
         return;

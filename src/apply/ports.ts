@@ -20,7 +20,7 @@ export interface AccessPort {
   ensure(cluster: string, nodes: readonly PlannedNode[]): Promise<void>;
 }
 
-export type InstallerPath = 'provision' | 'scale' | 'addon' | 'remove';
+export type InstallerPath = 'provision' | 'scale' | 'addon' | 'remove' | 'upgrade';
 
 export interface InstallerRequest {
   /** Identifies the work (same action, same inputs → same id), e.g. to name a Job. */

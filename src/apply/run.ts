@@ -1,6 +1,6 @@
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { executionSettings } from '../config/execution.js';
+import { executionSettings, kubesprayDirOf } from '../config/execution.js';
 import type { Config } from '../config/options.js';
 import { siteDigest } from '../load/digest.js';
 import type { Plan } from '../plan/index.js';
@@ -12,10 +12,18 @@ import type { Logger } from '../util/log.js';
 import { hasErrors } from '../util/problem.js';
 import { SshAccess } from './access.js';
 import { applyPlan, type ApplyResult } from './engine.js';
+import { KNOWN_HOSTS_FILE } from './installer/ansible-env.js';
 import { checkCommands, LocalInstaller } from './installer/port.js';
 import { FilePublisher } from './publish-files.js';
 import { SshPackages } from './packages/ssh-packages.js';
-import type { AccessPort, FactsPort, InstallerPort, PackagePort, PublishPort } from './ports.js';
+import type {
+  AccessPort,
+  FactsPort,
+  InstallerPath,
+  InstallerPort,
+  PackagePort,
+  PublishPort,
+} from './ports.js';
 import { SshSession, type OpenSsh } from './ssh-session.js';
 import {
   readCredentialsFile,
@@ -171,11 +179,16 @@ async function portsFor(
   ssh: OpenSsh,
 ): Promise<Omit<ApplyPorts, 'facts'>> {
   const site = run.validated.model?.site?.spec ?? {};
-  const { keys, options: sshOptions, pool, knownHosts } = ssh;
+  const { keys, options: sshOptions, pool } = ssh;
   // Exactly what the plan (and its hash) says bpa will run.
   const settings = run.plan?.settings ?? executionSettings(cfg, site);
   const commands = settings.installer.commands;
-  checkCommands(commands);
+  const kubesprayDir = kubesprayDirOf(cfg);
+  await checkCommands(commands, {
+    paths: run.plan ? installerPaths(run.plan) : [],
+    kubesprayDir,
+    checkoutHere: cfg.installerMode !== 'job',
+  });
   const bootstrapKube = await kubeConfigFor(cfg, opts.env);
   if (cfg.installerMode === 'job' && !bootstrapKube) {
     throw new StalledError(
@@ -204,7 +217,7 @@ async function portsFor(
       port: cfg.sshPort,
       publicKeyPath: keys.publicKey,
       bootstrap: bootstrapCredentials(cfg, site, bootstrapKube),
-      knownHostsFile: knownHosts,
+      knownHostsFile: (c) => join(store.clusterDir(c), KNOWN_HOSTS_FILE),
       maxParallelHosts: cfg.maxParallelHosts,
       log: opts.log,
     }),
@@ -215,6 +228,8 @@ async function portsFor(
             namespace: cfg.namespace,
             image: cfg.installerImage,
             commands,
+            kubesprayDir,
+            user: cfg.sshUser,
             timeoutSeconds: cfg.installerTimeout,
             stateClaim: cfg.stateClaim,
             sshKeySecret: cfg.sshKeySecret,
@@ -224,11 +239,9 @@ async function portsFor(
         : new LocalInstaller({
             commands,
             timeoutMs: cfg.installerTimeout * 1000,
-            env: {
-              BPA_SSH_KEY: resolve(keys.privateKey),
-              BPA_SSH_USER: cfg.sshUser,
-              BPA_KNOWN_HOSTS: knownHosts,
-            },
+            privateKey: keys.privateKey,
+            user: cfg.sshUser,
+            kubesprayDir,
             log: opts.log,
             onLine: opts.onLine,
             signal: opts.signal,
@@ -244,6 +257,26 @@ async function portsFor(
       log: opts.log,
     }),
   };
+}
+
+const PATH_OF: Partial<Record<Plan['clusters'][number]['actions'][number]['kind'], InstallerPath>> =
+  {
+    'provision-cluster': 'provision',
+    'upgrade-cluster': 'upgrade',
+    'add-nodes': 'scale',
+    'remove-nodes': 'remove',
+    'install-plugins': 'addon',
+  };
+
+/** The installer paths a plan runs. */
+function installerPaths(plan: Plan): InstallerPath[] {
+  const paths = new Set<InstallerPath>();
+  for (const c of plan.clusters)
+    for (const a of c.actions) {
+      const p = PATH_OF[a.kind];
+      if (p) paths.add(p);
+    }
+  return [...paths];
 }
 
 /** The bootstrap cluster's client config, when there is one (the client library loads only then). */

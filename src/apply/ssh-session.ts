@@ -9,8 +9,6 @@ export interface OpenSsh {
   keys: { privateKey: string; publicKey: string };
   options: { privateKeyPath: string; knownHostsFile: string };
   pool: SshPool;
-  /** known_hosts (OpenSSH format) of the pinned keys, for the installer. */
-  knownHosts: string;
 }
 
 /** How long reading one node's facts may take. */
@@ -37,12 +35,7 @@ export class SshSession {
         privateKeyPath: keys.privateKey,
         knownHostsFile: join(sshDir, 'known_hosts.json'),
       };
-      return {
-        keys,
-        options,
-        pool: new SshPool(options),
-        knownHosts: resolve(join(sshDir, 'known_hosts')),
-      };
+      return { keys, options, pool: new SshPool(options) };
     })();
     return this.opened;
   }

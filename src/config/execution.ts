@@ -1,10 +1,13 @@
+import { resolve } from 'node:path';
 import type { Config } from './options.js';
 
 export interface InstallerCommands {
   provision: string;
   scale: string;
+  /** Empty: the flavour has no add-on path (plugins are refused at plan time). */
   addon: string;
   remove: string;
+  upgrade: string;
 }
 
 /**
@@ -13,22 +16,43 @@ export interface InstallerCommands {
  * Part of the plan and of its hash: a change here changes what would run.
  */
 export interface ExecutionSettings {
-  installer: { mode: string; image?: string; commands: InstallerCommands };
+  installer: {
+    mode: string;
+    image?: string;
+    commands: InstallerCommands;
+    /** The Kubespray checkout `{kubesprayDir}` stands for (absolute; in job mode, in the image). */
+    kubesprayDir?: string;
+  };
   packageMirror?: string;
   ssh: { user: string; port: number };
 }
 
-/** The commands bpa runs when none are configured, per inventory flavour. */
+// Kubespray's own playbooks, run from the operator's checkout (`--kubespray-dir`) with its
+// ansible.cfg. cluster.yml leaves the admin kubeconfig in <inventory dir>/artifacts/ only with
+// kubeconfig_localhost; remove-node.yml asks for a confirmation on a terminal bpa does not have.
+const KUBESPRAY = {
+  provision:
+    'ansible-playbook -i {inventory} {kubesprayDir}/cluster.yml -e kubeconfig_localhost=true',
+  scale: 'ansible-playbook -i {inventory} {kubesprayDir}/scale.yml --limit {nodes}',
+  remove:
+    'ansible-playbook -i {inventory} {kubesprayDir}/remove-node.yml -e node={nodes} -e skip_confirmation=true',
+  upgrade: 'ansible-playbook -i {inventory} {kubesprayDir}/upgrade-cluster.yml --limit {nodes}',
+};
+
+/**
+ * The commands bpa runs when none are configured, per inventory flavour. KUD deploys with
+ * Kubespray, so both flavours scale, remove and upgrade with Kubespray's playbooks; KUD
+ * provisions with its own installer and installs its plugins with its configure playbooks.
+ * Kubespray has no plugins of its own: its add-ons are its variables (see docs/apply.md).
+ */
 export function defaultCommands(flavour: string): InstallerCommands {
-  const kubespray = {
-    provision: 'ansible-playbook -i {inventory} cluster.yml',
-    scale: 'ansible-playbook -i {inventory} scale.yml --limit {nodes}',
-    addon: 'ansible-playbook -i {inventory} configure-{plugins}.yml',
-    remove: 'ansible-playbook -i {inventory} remove-node.yml -e node={nodes}',
-  };
   return flavour === 'kud'
-    ? { ...kubespray, provision: 'installer --cluster {cluster} --plugins {plugins}' }
-    : kubespray;
+    ? {
+        ...KUBESPRAY,
+        provision: 'installer --cluster {cluster} --plugins {plugins}',
+        addon: 'ansible-playbook -i {inventory} configure-{plugins}.yml',
+      }
+    : { ...KUBESPRAY, addon: '' };
 }
 
 /** The installer commands of a configuration: the configured ones, else the flavour's. */
@@ -39,7 +63,17 @@ export function installerCommands(cfg: Config): InstallerCommands {
     scale: cfg.scaleCommand || d.scale,
     addon: cfg.addonCommand || d.addon,
     remove: cfg.removeCommand || d.remove,
+    upgrade: cfg.upgradeCommand || d.upgrade,
   };
+}
+
+/**
+ * The Kubespray checkout as an absolute path ('' when none is configured). In job mode it is a
+ * path inside the installer image, taken as written.
+ */
+export function kubesprayDirOf(cfg: Config): string {
+  if (!cfg.kubesprayDir || cfg.installerMode === 'job') return cfg.kubesprayDir;
+  return resolve(cfg.kubesprayDir);
 }
 
 export function executionSettings(
@@ -47,11 +81,13 @@ export function executionSettings(
   site: Record<string, unknown> | undefined,
 ): ExecutionSettings {
   const mirror = site?.['packageMirror'];
+  const kubesprayDir = kubesprayDirOf(cfg);
   return {
     installer: {
       mode: cfg.installerMode,
       ...(cfg.installerMode === 'job' ? { image: cfg.installerImage } : {}),
       commands: installerCommands(cfg),
+      ...(kubesprayDir ? { kubesprayDir } : {}),
     },
     ...(typeof mirror === 'string' ? { packageMirror: mirror } : {}),
     ssh: { user: cfg.sshUser, port: cfg.sshPort },

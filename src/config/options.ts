@@ -177,6 +177,26 @@ export const OPTIONS = {
     kind: 'string',
     description: 'remove-nodes command, run for the removed nodes only ({nodes})',
   } as OptionSpec<string>,
+  upgradeCommand: {
+    flag: '--upgrade-command <template>',
+    env: 'BPA_UPGRADE_COMMAND',
+    default: '',
+    kind: 'string',
+    description:
+      'upgrade-cluster command, run when kubernetesVersion changes ({nodes}: the nodes already in the cluster)',
+  } as OptionSpec<string>,
+  kubesprayDir: {
+    flag: '--kubespray-dir <dir>',
+    env: 'BPA_KUBESPRAY_DIR',
+    default: '',
+    kind: 'string',
+    pattern: {
+      re: /^[^\s\p{Cc}]*$/u,
+      text: 'a directory path without spaces',
+    },
+    description:
+      'Kubespray checkout whose playbooks and ansible.cfg the installer commands run ({kubesprayDir}); in job mode, its path inside the installer image',
+  } as OptionSpec<string>,
   installerTimeout: {
     flag: '--installer-timeout <seconds>',
     env: 'BPA_INSTALLER_TIMEOUT',

@@ -1,8 +1,11 @@
 /**
  * The Ansible inventory (hosts.ini) of one cluster, in the group layout of the installer:
  * `kud` (the ICN/KUD group names, with ovn and virtlet groups) or `kubespray` (its current
- * group names). Every value written is checked first, so no name or address can add a line,
- * a group or a variable to the file.
+ * group names). Every host line carries how bpa itself reaches the host (address, port and
+ * user), so the installer logs in exactly as bpa does (become is the installer's environment,
+ * as `-b` is on Kubespray's command line: see ansibleEnv). Every
+ * value written is checked first, so no name or address can add a line, a group or a
+ * variable to the file.
  */
 import { isIP } from 'node:net';
 import { StalledError } from '../util/errors.js';
@@ -16,14 +19,50 @@ export interface InventoryNode {
   roles: Role[];
 }
 
+/** How bpa logs in to the nodes (and so the installer must). */
+export interface InventoryAccess {
+  user: string;
+  port: number;
+}
+
+export interface InventoryCluster {
+  name: string;
+  clusterType?: string;
+  /** Kubespray's `kube_version`, e.g. `v1.27.10`; absent: the installer's default. */
+  kubernetesVersion?: string;
+}
+
 const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+const USER = /^[a-z_][a-z0-9_-]{0,31}$/;
+const VERSION = /^v\d{1,3}\.\d{1,3}\.\d{1,3}$/;
 
-function check(cluster: { name: string }, nodes: readonly InventoryNode[]): void {
+function check(
+  cluster: InventoryCluster,
+  nodes: readonly InventoryNode[],
+  access: InventoryAccess,
+): void {
   if (!SUBDOMAIN.test(cluster.name)) {
     throw new StalledError(
       'HOSTS_INI_INVALID',
       `cluster name ${JSON.stringify(cluster.name)} is not a valid Kubernetes name`,
+    );
+  }
+  if (
+    !USER.test(access.user) ||
+    !Number.isInteger(access.port) ||
+    access.port < 1 ||
+    access.port > 65535
+  ) {
+    throw new StalledError(
+      'HOSTS_INI_INVALID',
+      `cluster ${cluster.name}: SSH user ${JSON.stringify(access.user)} or port ${JSON.stringify(access.port)} is not valid`,
+    );
+  }
+  if (cluster.kubernetesVersion !== undefined && !VERSION.test(cluster.kubernetesVersion)) {
+    throw new StalledError(
+      'HOSTS_INI_INVALID',
+      `cluster ${cluster.name}: Kubernetes version ${JSON.stringify(cluster.kubernetesVersion)} is not vMAJOR.MINOR.PATCH`,
     );
   }
   const seen = new Set<string>();
@@ -65,6 +104,8 @@ export interface HostsIniOptions {
    * network `kube_pods_subnet_ipv6` with the IPv6-only stack switches.
    */
   podSubnet?: string;
+  /** How Ansible logs in: the same user and port as bpa (default root on 22). */
+  access?: InventoryAccess;
 }
 
 /** The group variables that carry a pod subnet, checked so nothing else can reach the file. */
@@ -116,13 +157,20 @@ function checkEtcd(cluster: string, etcd: readonly string[], masters: readonly s
   }
 }
 
+/** The variables of a host line that say how to log in: port and user. */
+function login(flavour: Flavour, access: InventoryAccess): string {
+  const port = flavour === 'kud' ? 'ansible_ssh_port' : 'ansible_port';
+  return `${port}=${access.port} ansible_user=${access.user}`;
+}
+
 export function renderHostsIni(
-  cluster: { name: string; clusterType?: string },
+  cluster: InventoryCluster,
   nodes: readonly InventoryNode[],
   flavour: Flavour,
   opts: HostsIniOptions = {},
 ): string {
-  check(cluster, nodes);
+  const access = opts.access ?? { user: 'root', port: 22 };
+  check(cluster, nodes, access);
   const masters = nodes.filter((n) => n.roles.includes('master')).map((n) => n.name);
   const workers = nodes.filter((n) => n.roles.includes('worker')).map((n) => n.name);
   const sections: string[] = [];
@@ -130,7 +178,7 @@ export function renderHostsIni(
     sections.push(
       section(
         'all',
-        nodes.map((n) => `${n.name} ansible_ssh_host=${n.ip} ansible_ssh_port=22`),
+        nodes.map((n) => `${n.name} ansible_ssh_host=${n.ip} ${login(flavour, access)}`),
       ),
       section('kube-master', masters),
       section('kube-node', workers),
@@ -153,18 +201,26 @@ export function renderHostsIni(
     sections.push(
       section(
         'all',
-        nodes.map((n) => `${n.name} ansible_host=${n.ip} ip=${n.ip} access_ip=${n.ip}`),
+        nodes.map(
+          (n) =>
+            `${n.name} ansible_host=${n.ip} ${login(flavour, access)} ip=${n.ip} access_ip=${n.ip}`,
+        ),
       ),
       section('kube_control_plane', masters),
       section('kube_node', workers),
+      // Kubespray names members etcd1, etcd2, … by their place in the group unless told:
+      // a change of the group would rename members of a running etcd.
       section(
         'etcd',
-        masters.filter((m) => etcd.includes(m)),
+        masters.filter((m) => etcd.includes(m)).map((n) => `${n} etcd_member_name=${n}`),
       ),
       section('k8s_cluster:children', ['kube_control_plane', 'kube_node']),
     );
     if (opts.podSubnet !== undefined)
       sections.push(section('k8s_cluster:vars', podSubnetVars(cluster.name, opts.podSubnet)));
+  }
+  if (cluster.kubernetesVersion !== undefined) {
+    sections.push(section('all:vars', [`kube_version=${cluster.kubernetesVersion}`]));
   }
   return `# generated by bpa for cluster ${cluster.name}; do not edit\n\n${sections.join('\n')}`;
 }

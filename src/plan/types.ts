@@ -6,6 +6,7 @@ import type { Flavour } from './hosts-ini.js';
 /** Action kinds, in the order a plan runs them (DESIGN §4). */
 export const ACTION_ORDER = [
   'provision-cluster',
+  'upgrade-cluster',
   'add-nodes',
   'remove-nodes',
   'install-plugins',
@@ -78,7 +79,12 @@ export interface ClusterPlan {
   /** Things a person should know that are not actions (e.g. a removal waiting for --prune). */
   notes: string[];
   /** What the site asks for, recorded as applied once the actions succeed. */
-  desired: { plugins: string[]; software: { master: PackageSpec[]; worker: PackageSpec[] } };
+  desired: {
+    plugins: string[];
+    software: { master: PackageSpec[]; worker: PackageSpec[] };
+    /** The Kubernetes version the inventory gives the installer (absent: its default). */
+    kubernetesVersion?: string;
+  };
 }
 
 export interface Plan {

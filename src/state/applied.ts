@@ -24,6 +24,8 @@ export interface AppliedCluster {
   podSubnet?: string | null;
   nodes: AppliedNode[];
   plugins: string[];
+  /** The Kubernetes version bpa last installed or upgraded to (absent: the installer's default). */
+  kubernetesVersion?: string;
   /** The packages bpa manages on each role, as last applied (names and pins). */
   packages: { master: PackageSpec[]; worker: PackageSpec[] };
 }

@@ -500,6 +500,27 @@ export const RUNTIME_CODES = {
     summary: 'an installer command template is empty, unbalanced or uses an unknown placeholder',
     fix: 'fix the template; see docs/apply.md for the placeholders',
   },
+  KUBESPRAY_DIR_MISSING: {
+    retry: 'stalled',
+    area: inst,
+    summary:
+      'an installer command runs Kubespray ({kubesprayDir}), but no Kubespray checkout is configured',
+    fix: 'clone Kubespray (git clone -b v2.23.3 https://github.com/kubernetes-sigs/kubespray) and give its directory with --kubespray-dir or BPA_KUBESPRAY_DIR, or configure commands that do not use {kubesprayDir}',
+  },
+  KUBESPRAY_DIR_INVALID: {
+    retry: 'stalled',
+    area: inst,
+    summary:
+      'the --kubespray-dir directory is not a Kubespray checkout: its ansible.cfg or a playbook a command runs is missing',
+    fix: 'point --kubespray-dir at the top of a Kubespray checkout (the directory holding ansible.cfg and cluster.yml)',
+  },
+  INSTALLER_PATH_UNSUPPORTED: {
+    retry: 'stalled',
+    area: inst,
+    summary:
+      'an installer path was asked for that has no command (the kubespray flavour has no add-on command)',
+    fix: 'configure the command (e.g. --addon-command), or remove what asks for it (KUDPlugins)',
+  },
   INSTALLER_NOT_FOUND: {
     retry: 'stalled',
     area: inst,

@@ -171,6 +171,11 @@ export const CODES = {
     summary: 'PodSubnet is not a valid CIDR',
     fix: 'write an IPv4 or IPv6 network with its prefix length, e.g. 10.244.64.0/18',
   },
+  INVALID_KUBERNETES_VERSION: {
+    severity: 'error',
+    summary: 'kubernetesVersion is not a Kubernetes release written vMAJOR.MINOR.PATCH',
+    fix: 'write the version as Kubespray takes it, e.g. v1.27.10',
+  },
   INVALID_PACKAGE_ENTRY: {
     severity: 'error',
     summary: 'a software item is neither a package name nor `{name: {version: v}}`',
@@ -306,6 +311,21 @@ export const CODES = {
     summary:
       'a dual-role node gets one package pinned to two versions by masterSoftware and workerSoftware',
     fix: 'pin the same version in both lists, or pin it in one only',
+  },
+  KUBERNETES_DOWNGRADE: {
+    severity: 'error',
+    summary: 'kubernetesVersion is lower than the version the cluster runs',
+    fix: 'Kubernetes clusters are not downgraded: set the version the cluster runs (or a later one), or rebuild the cluster',
+  },
+  KUBERNETES_UPGRADE_SKIPS_MINOR: {
+    severity: 'error',
+    summary: 'kubernetesVersion skips a minor version of the one the cluster runs',
+    fix: 'upgrade one minor version at a time (v1.26.x → v1.27.x → v1.28.x), applying each before the next',
+  },
+  PLUGINS_UNSUPPORTED: {
+    severity: 'error',
+    summary: 'KUDPlugins are listed, but the installer has no add-on path (the kubespray flavour)',
+    fix: 'remove KUDPlugins (Kubespray add-ons are Kubespray variables, see docs/apply.md), or configure an add-on command',
   },
   LEASE_MALFORMED: {
     severity: 'warning',

@@ -49,6 +49,8 @@ export interface ClusterModel {
   nodes: NodeSpec[];
   plugins: string[];
   podSubnet?: string;
+  /** `spec.kubernetesVersion` of the Provisioning, e.g. `v1.27.10`. */
+  kubernetesVersion?: string;
   masterSoftware: PackageSpec[];
   workerSoftware: PackageSpec[];
 }

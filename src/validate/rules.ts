@@ -266,6 +266,8 @@ function buildCluster(
     );
   }
   const plugins = [...new Set(((s['KUDPlugins'] ?? []) as unknown[]).map(String))];
+  const kubernetesVersion =
+    typeof s['kubernetesVersion'] === 'string' ? s['kubernetesVersion'] : undefined;
   const softSpec = soft ? spec(soft) : {};
   return {
     name,
@@ -277,6 +279,7 @@ function buildCluster(
     nodes,
     plugins,
     podSubnet,
+    ...(kubernetesVersion !== undefined ? { kubernetesVersion } : {}),
     masterSoftware: soft ? packages(soft, 'masterSoftware', softSpec, problems) : [],
     workerSoftware: soft ? packages(soft, 'workerSoftware', softSpec, problems) : [],
   };

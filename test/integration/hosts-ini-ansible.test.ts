@@ -10,7 +10,12 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { renderHostsIni } from '../../src/plan/hosts-ini.js';
-import type { Flavour, InventoryNode } from '../../src/plan/hosts-ini.js';
+import type {
+  Flavour,
+  InventoryAccess,
+  InventoryCluster,
+  InventoryNode,
+} from '../../src/plan/hosts-ini.js';
 
 const run = promisify(execFile);
 
@@ -34,8 +39,9 @@ interface Group {
 
 interface Case {
   name: string;
-  cluster: { name: string; clusterType?: string };
+  cluster: InventoryCluster;
   flavour: Flavour;
+  access?: InventoryAccess;
   nodes: InventoryNode[];
   /** Every group ansible lists with hosts or children, except `all` (checked separately). */
   groups: Record<string, Group>;
@@ -155,6 +161,20 @@ const cases: Case[] = [
     top: ['ungrouped', 'etcd', 'k8s_cluster'],
   },
   {
+    name: 'kubespray on another SSH port, as a non-root user, with a Kubernetes version',
+    cluster: { name: 'cluster-p', kubernetesVersion: 'v1.27.10' },
+    flavour: 'kubespray',
+    access: { user: 'debian', port: 2222 },
+    nodes: [m1, w1],
+    groups: {
+      kube_control_plane: { hosts: ['master-1'] },
+      kube_node: { hosts: ['worker-1'] },
+      etcd: { hosts: ['master-1'] },
+      k8s_cluster: { children: ['kube_control_plane', 'kube_node'] },
+    },
+    top: ['ungrouped', 'etcd', 'k8s_cluster'],
+  },
+  {
     name: 'kubespray with an IPv6 pod subnet: the IPv6-only stack',
     cluster: { name: 'pods6' },
     flavour: 'kubespray',
@@ -183,12 +203,44 @@ const cases: Case[] = [
     },
     top: ['ungrouped', 'etcd', 'k8s-cluster'],
   },
+  {
+    name: 'kud on another SSH port',
+    cluster: { name: 'cluster-q', clusterType: 'virtlet-vm' },
+    flavour: 'kud',
+    access: { user: 'root', port: 2222 },
+    nodes: [m1, w1],
+    groups: {
+      'kube-master': { hosts: ['master-1'] },
+      'kube-node': { hosts: ['worker-1'] },
+      etcd: { hosts: ['master-1'] },
+      'k8s-cluster': { children: ['kube-master', 'kube-node'] },
+    },
+    top: ['ungrouped', 'etcd', 'k8s-cluster'],
+  },
 ];
 
-function expectedVars(flavour: Flavour, ip: string): Record<string, unknown> {
-  return flavour === 'kud'
-    ? { ansible_ssh_host: ip, ansible_ssh_port: 22 }
-    : { ansible_host: ip, ip, access_ip: ip };
+/** What ansible reads for a node: how to log in, Kubespray's addresses and etcd name, the version. */
+function expectedVars(
+  flavour: Flavour,
+  node: InventoryNode,
+  etcdMember: boolean,
+  access: InventoryAccess = { user: 'root', port: 22 },
+  version?: string,
+): Record<string, unknown> {
+  const { ip } = node;
+  const vars: Record<string, unknown> =
+    flavour === 'kud'
+      ? { ansible_ssh_host: ip, ansible_ssh_port: access.port, ansible_user: access.user }
+      : {
+          ansible_host: ip,
+          ansible_port: access.port,
+          ansible_user: access.user,
+          ip,
+          access_ip: ip,
+        };
+  if (flavour === 'kubespray' && etcdMember) vars['etcd_member_name'] = node.name;
+  if (version !== undefined) vars['kube_version'] = version;
+  return vars;
 }
 
 function sortedGroup(g: Group): Group {
@@ -241,7 +293,7 @@ describe('hosts.ini read by ansible-inventory', function () {
   for (const c of cases) {
     it(c.name, async () => {
       const parsed = await inventory(
-        renderHostsIni(c.cluster, c.nodes, c.flavour, { podSubnet: c.podSubnet }),
+        renderHostsIni(c.cluster, c.nodes, c.flavour, { podSubnet: c.podSubnet, access: c.access }),
       );
       const { _meta: meta, all, ...groups } = parsed;
       const sortedActual: Record<string, Group> = {};
@@ -254,7 +306,16 @@ describe('hosts.ini read by ansible-inventory', function () {
       const hostvars = (meta as { hostvars: Record<string, unknown> }).hostvars;
       const expected: Record<string, unknown> = {};
       for (const n of c.nodes)
-        expected[n.name] = { ...expectedVars(c.flavour, n.ip), ...(c.podVars ?? {}) };
+        expected[n.name] = {
+          ...expectedVars(
+            c.flavour,
+            n,
+            (c.groups['etcd']?.hosts ?? []).includes(n.name),
+            c.access,
+            c.cluster.kubernetesVersion,
+          ),
+          ...(c.podVars ?? {}),
+        };
       assert.deepEqual(hostvars, expected);
     });
   }
@@ -279,6 +340,9 @@ describe('hosts.ini read by ansible-inventory', function () {
     const hostvars = (parsed._meta as { hostvars: Record<string, Record<string, unknown>> })
       .hostvars;
     assert.equal(Object.keys(hostvars).length, 200);
-    assert.deepEqual(hostvars.n199, expectedVars('kubespray', '10.1.0.200'));
+    assert.deepEqual(
+      hostvars.n199,
+      expectedVars('kubespray', { name: 'n199', ip: '10.1.0.200', roles: ['worker'] }, false),
+    );
   });
 });

@@ -24,10 +24,16 @@ export function hostPaths(dir: string): {
 }
 
 /** sshd_config of one lab host: its own address, key, pid file, and per-host home directories. */
-export function sshdConfig(opts: { labId: string; name: string; ip: string; dir: string }): string {
+export function sshdConfig(opts: {
+  labId: string;
+  name: string;
+  ip: string;
+  port?: number;
+  dir: string;
+}): string {
   const p = hostPaths(opts.dir);
   return `# bpa test lab ${opts.labId}, host ${opts.name}
-Port 22
+Port ${opts.port ?? 22}
 ListenAddress ${opts.ip}
 HostKey ${p.hostKey}
 PidFile ${p.sshdPid}

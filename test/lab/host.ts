@@ -48,7 +48,7 @@ export async function createHost(
     veth: vethName(state.id, index),
     mac: hostMac(state.slot, index),
     ip: '',
-    port: 22,
+    port: state.sshPort ?? 22,
     addressing: 'dhcp',
     dir: join(state.dir, name),
     holderPid: 0,
@@ -80,7 +80,10 @@ export async function createHost(
       ctx.warn(`${name}: no DHCP lease (see ${host.dir}/udhcpc.log); static ${host.ip}`);
     await run('ip', ['-n', host.netns, 'addr', 'add', `${host.ip}/24`, 'dev', 'eth0']);
   }
-  await writeFile(p.sshdConfig, sshdConfig({ labId: state.id, name, ip: host.ip, dir: host.dir }));
+  await writeFile(
+    p.sshdConfig,
+    sshdConfig({ labId: state.id, name, ip: host.ip, port: host.port, dir: host.dir }),
+  );
   host.sshdPid = await startSshd(host);
   return host;
 }

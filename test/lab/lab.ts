@@ -1,7 +1,7 @@
 /**
  * A lab of SSH test hosts: each host is a network namespace on a private bridge with its own
- * MAC, hostname, DHCP lease (real dnsmasq), home directories and sshd on port 22. Used by the
- * integration tests and, through cli.ts, by a person. Everything a lab creates is named after
+ * MAC, hostname, DHCP lease (real dnsmasq), home directories and sshd on port 22 (or
+ * sshPort). Used by the integration tests and, through cli.ts, by a person. Everything a lab creates is named after
  * its id and recorded in /tmp/bpa-labs/<id>/lab.json, so it can always be removed completely.
  */
 import { randomBytes } from 'node:crypto';
@@ -91,6 +91,8 @@ export interface StartLabOptions {
    * BPA_LAB_ID, BPA_LAB_HOST, BPA_LAB_HOST_DIR); mounts it makes are private to the host.
    */
   hostSetup?: string;
+  /** The port of every host's sshd (default 22; nothing listens on 22 otherwise). */
+  sshPort?: number;
   /**
    * Default false. True: every host writes /etc, /usr, /var and /opt through its own overlay
    * (upper directories in `<host dir>/overlay/`) and has its own /run, so apt-get and dpkg on
@@ -157,6 +159,10 @@ export async function startLab(opts: StartLabOptions): Promise<Lab> {
   if (!Number.isInteger(opts.hosts) || opts.hosts < 0 || opts.hosts > MAX_HOSTS) {
     throw new Error(`hosts must be an integer from 0 to ${MAX_HOSTS}`);
   }
+  const port = opts.sshPort ?? 22;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new Error(`sshPort must be a TCP port, not ${port}`);
+  }
   await cleanupStaleLabs().catch(() => undefined);
   const { id, dir } = await claimId(opts.id);
   let slot: number;
@@ -185,6 +191,7 @@ export async function startLab(opts: StartLabOptions): Promise<Lab> {
   };
   if (opts.hostSetup !== undefined) state.hostSetup = opts.hostSetup;
   if (opts.isolatedPackages) state.isolatedPackages = true;
+  if (opts.sshPort !== undefined && opts.sshPort !== 22) state.sshPort = opts.sshPort;
   await saveState(state);
   try {
     // sshd's privilege separation directory; the system sshd would create it too.

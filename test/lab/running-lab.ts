@@ -92,7 +92,10 @@ export class RunningLab implements Lab {
   async persist(): Promise<void> {
     this.state.hosts.sort((a, b) => a.index - b.index);
     await saveState(this.state);
-    const lines = this.state.hosts.map((h) => `${h.ip} ${h.hostKey}\n`).join('');
+    // OpenSSH's known_hosts names a host on another port than 22 as [address]:port.
+    const lines = this.state.hosts
+      .map((h) => `${h.port === 22 ? h.ip : `[${h.ip}]:${h.port}`} ${h.hostKey}\n`)
+      .join('');
     await writeFile(this.knownHostsPath, lines);
   }
 

@@ -17,7 +17,8 @@ export interface HostState {
   veth: string;
   mac: string;
   ip: string;
-  port: 22;
+  /** sshd's port (the lab's sshPort, default 22). */
+  port: number;
   /** 'static' only when DHCP failed (a warning says so) or the lab runs without DHCP. */
   addressing: 'dhcp' | 'static';
   /** `<labdir>/<name>`: keys, sshd config and log, and the host's /root and /home. */
@@ -46,6 +47,8 @@ export interface LabState {
   withDhcp: boolean;
   authorizeKey: boolean;
   hostSetup?: string;
+  /** The port every host's sshd listens on (absent: 22). */
+  sshPort?: number;
   /** Hosts get their own overlays over /etc /usr /var /opt and their own /run (absent: false). */
   isolatedPackages?: boolean;
   hosts: HostState[];

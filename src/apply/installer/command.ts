@@ -16,10 +16,12 @@ export interface InstallerVars {
   /** Absolute path of `<clusterDir>/hosts.ini`. */
   inventory: string;
   plugins: string[];
-  /** For the scale and remove paths: only these nodes. */
+  /** For the scale, remove and upgrade paths: only these nodes. */
   nodes: string[];
   /** The cluster's pod network (Provisioning `PodSubnet`), when it has one. */
   podSubnet?: string;
+  /** The Kubespray checkout (absolute), when one is configured. */
+  kubesprayDir?: string;
 }
 
 const PLACEHOLDERS = [
@@ -29,6 +31,7 @@ const PLACEHOLDERS = [
   'plugins',
   'nodes',
   'podSubnet',
+  'kubesprayDir',
 ] as const;
 type Placeholder = (typeof PLACEHOLDERS)[number];
 
@@ -93,7 +96,21 @@ function values(vars: InstallerVars): Record<Placeholder, () => string> {
       }
       return vars.podSubnet;
     },
+    kubesprayDir: () => {
+      if (!vars.kubesprayDir) {
+        throw new StalledError(
+          'KUBESPRAY_DIR_MISSING',
+          'the installer command runs Kubespray ({kubesprayDir}), but no Kubespray checkout is configured: give its directory with --kubespray-dir or BPA_KUBESPRAY_DIR',
+        );
+      }
+      return checkPath('Kubespray directory', vars.kubesprayDir.replace(/(?<=.)\/+$/, ''));
+    },
   };
+}
+
+/** Whether a command template runs Kubespray from the configured checkout. */
+export function usesKubespray(template: string): boolean {
+  return template.includes('{kubesprayDir}');
 }
 
 const isPlaceholder = (name: string): name is Placeholder =>
@@ -101,7 +118,7 @@ const isPlaceholder = (name: string): name is Placeholder =>
 
 /**
  * Splits `template` on whitespace into argv, then replaces `{cluster}`, `{clusterDir}`,
- * `{inventory}`, `{plugins}`, `{nodes}` (lists comma-joined) and `{podSubnet}` inside each
+ * `{inventory}`, `{plugins}`, `{nodes}` (lists comma-joined), `{podSubnet}` and `{kubesprayDir}` inside each
  * argument. Only the
  * values a template uses are validated, so a cluster template need not be given any nodes.
  */

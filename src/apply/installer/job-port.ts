@@ -1,10 +1,12 @@
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { writeFileAtomic } from '../../state/atomic.js';
-import { BpaError } from '../../util/errors.js';
-import { runInstallerJob } from '../k8s/installer-job.js';
+import { BpaError, StalledError } from '../../util/errors.js';
+import { JOB_SSH_KEY, runInstallerJob } from '../k8s/installer-job.js';
 import type { InstallerPath, InstallerPort, InstallerRequest, StepHandle } from '../ports.js';
-import { expandCommand } from './command.js';
+import { ansibleDirs, ansibleEnv } from './ansible-env.js';
+import { expandCommand, usesKubespray } from './command.js';
 import type { InstallerCommands } from '../../config/execution.js';
 
 export interface JobInstallerOptions {
@@ -12,6 +14,10 @@ export interface JobInstallerOptions {
   namespace: string;
   image: string;
   commands: InstallerCommands;
+  /** Where the installer image holds a Kubespray checkout ('' or absent: none). */
+  kubesprayDir?: string;
+  /** SSH user, for installers that read BPA_SSH_USER (the inventory carries it for Ansible). */
+  user: string;
   timeoutSeconds: number;
   /** The PVC holding bpa's state; the Job mounts `clusters/<cluster>` of it. */
   stateClaim: string;
@@ -34,16 +40,38 @@ export class JobInstaller implements InstallerPort {
 
   async run(path: InstallerPath, req: InstallerRequest, step: StepHandle): Promise<void> {
     const runs = path === 'addon' ? req.plugins.map((p) => ({ ...req, plugins: [p] })) : [req];
+    const template = this.opts.commands[path];
+    if (!template) {
+      throw new StalledError(
+        'INSTALLER_PATH_UNSUPPORTED',
+        `cluster ${req.cluster}: the installer has no ${path} command; configure one`,
+      );
+    }
     for (const [i, r] of runs.entries()) {
       const mountPath = `${MOUNT_ROOT}/${r.cluster}`;
-      const command = expandCommand(this.opts.commands[path], {
+      const command = expandCommand(template, {
         cluster: r.cluster,
         clusterDir: mountPath,
         inventory: `${mountPath}/hosts.ini`,
         plugins: r.plugins,
         nodes: r.nodes,
         podSubnet: r.podSubnet,
+        kubesprayDir: this.opts.kubesprayDir,
       });
+      const kubespray = usesKubespray(template) ? this.opts.kubesprayDir : undefined;
+      // The same environment as a local run, with the paths the Job sees: the cluster
+      // directory (known_hosts and Ansible's own files) from the state volume, the key from
+      // its Secret.
+      const env = ansibleEnv({
+        clusterDir: mountPath,
+        privateKey: JOB_SSH_KEY,
+        user: this.opts.user,
+        ansibleConfig: kubespray ? posix.join(kubespray, 'ansible.cfg') : undefined,
+      });
+      // The Job sees the same directory through the state volume.
+      await Promise.all(
+        ansibleDirs(r.clusterDir).map((d) => mkdir(d, { recursive: true, mode: 0o700 })),
+      );
       const stepName = runs.length > 1 ? `${path}-${i}` : path;
       await step.record({ job: stepName });
       const outcome = await runInstallerJob(
@@ -55,6 +83,7 @@ export class JobInstaller implements InstallerPort {
           step: stepName,
           image: this.opts.image,
           command,
+          env,
           clusterDir: {
             persistentVolumeClaim: {
               claimName: this.opts.stateClaim,

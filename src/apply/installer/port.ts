@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { access, mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { BpaError, StalledError, TransientError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { excerpt, redact } from '../../util/redact.js';
@@ -9,14 +10,21 @@ import {
   killProcessGroup,
   runLocalInstaller,
 } from './local.js';
+import { ansibleDirs, ansibleEnv } from './ansible-env.js';
+import { usesKubespray } from './command.js';
 
 import type { InstallerCommands } from '../../config/execution.js';
 
 export interface LocalInstallerOptions {
   commands: InstallerCommands;
   timeoutMs: number;
-  /** Environment for the installer (SSH user, key and known hosts for ansible). */
-  env: Record<string, string>;
+  /** bpa's private key and SSH user, handed to Ansible (see ansibleEnv). */
+  privateKey: string;
+  user: string;
+  /** The Kubespray checkout, absolute ('' or absent: none). */
+  kubesprayDir?: string;
+  /** More environment for the installer. */
+  env?: Record<string, string>;
   log: Logger;
   /** Live output lines, already prefixed with `[cluster] `. */
   onLine?: (line: string) => void;
@@ -55,14 +63,36 @@ export class LocalInstaller implements InstallerPort {
     step: StepHandle,
     pidFile: string,
   ): Promise<void> {
-    const argv = expandCommand(this.opts.commands[path], {
+    const template = this.opts.commands[path];
+    if (!template) {
+      throw new StalledError(
+        'INSTALLER_PATH_UNSUPPORTED',
+        `cluster ${req.cluster}: the installer has no ${path} command; configure one`,
+      );
+    }
+    const clusterDir = resolve(req.clusterDir);
+    const argv = expandCommand(template, {
       cluster: req.cluster,
-      clusterDir: req.clusterDir,
-      inventory: req.inventory,
+      clusterDir,
+      inventory: resolve(req.inventory),
       plugins: req.plugins,
       nodes: req.nodes,
       podSubnet: req.podSubnet,
+      kubesprayDir: this.opts.kubesprayDir,
     });
+    const kubespray = usesKubespray(template) ? this.opts.kubesprayDir : undefined;
+    const env = {
+      ...ansibleEnv({
+        clusterDir,
+        privateKey: resolve(this.opts.privateKey),
+        user: this.opts.user,
+        ansibleConfig: kubespray ? join(kubespray, 'ansible.cfg') : undefined,
+      }),
+      ...this.opts.env,
+    };
+    await Promise.all(
+      ansibleDirs(clusterDir).map((d) => mkdir(d, { recursive: true, mode: 0o700 })),
+    );
     const stamp = (this.opts.now?.() ?? new Date()).toISOString().replace(/[:.]/g, '-');
     const logName = `${path}-${stamp}.log`;
     await step.record({ installer: argv[0], logName, path });
@@ -72,7 +102,7 @@ export class LocalInstaller implements InstallerPort {
       logDir: join(req.clusterDir, 'logs'),
       logName,
       timeoutMs: this.opts.timeoutMs,
-      env: this.opts.env,
+      env,
       onLine: (line) => this.opts.onLine?.(prefix + redact(line)),
       signal: this.opts.signal,
       pidFile,
@@ -101,23 +131,64 @@ export class LocalInstaller implements InstallerPort {
   }
 }
 
-/** Fails early, before any host is touched, when a command template cannot be expanded. */
-export function checkCommands(commands: InstallerCommands): void {
-  for (const [path, template] of Object.entries(commands)) {
+/** What checkCommands needs to know besides the templates. */
+export interface CommandCheck {
+  /** The paths the plan will run; only those are checked. */
+  paths: readonly InstallerPath[];
+  kubesprayDir?: string;
+  /** Check the Kubespray checkout on this machine (not in job mode: it is in the image). */
+  checkoutHere: boolean;
+}
+
+/**
+ * Fails early, before any host is touched, when a command the plan will run cannot be
+ * expanded, or runs Kubespray from a directory that is not a Kubespray checkout.
+ */
+export async function checkCommands(
+  commands: InstallerCommands,
+  check: CommandCheck,
+): Promise<void> {
+  for (const path of check.paths) {
+    const template = commands[path];
+    if (!template) {
+      throw new StalledError(
+        'INSTALLER_PATH_UNSUPPORTED',
+        `the plan needs the installer's ${path} path, and it has no command; configure one`,
+      );
+    }
+    let argv: string[];
     try {
-      expandCommand(template, {
+      argv = expandCommand(template, {
         cluster: 'c',
         clusterDir: '/d',
         inventory: '/d/hosts.ini',
         plugins: ['p'],
         nodes: ['n'],
         podSubnet: '10.244.64.0/18',
+        kubesprayDir: check.kubesprayDir,
       });
     } catch (err: unknown) {
+      if (err instanceof BpaError && err.code === 'KUBESPRAY_DIR_MISSING') throw err;
       throw new StalledError(
         'INSTALLER_COMMAND_INVALID',
         `installer ${path} command ${JSON.stringify(template)}: ${err instanceof Error ? err.message : String(err)}`,
       );
+    }
+    const dir = check.kubesprayDir;
+    if (!dir || !check.checkoutHere || !usesKubespray(template)) continue;
+    const needed = [
+      join(dir, 'ansible.cfg'),
+      ...argv.filter((a) => a.startsWith(`${dir}/`) && /\.ya?ml$/.test(a)),
+    ];
+    for (const file of needed) {
+      try {
+        await access(file);
+      } catch {
+        throw new StalledError(
+          'KUBESPRAY_DIR_INVALID',
+          `--kubespray-dir ${dir} is not a Kubespray checkout: ${file} is missing (installer ${path} command ${JSON.stringify(template)})`,
+        );
+      }
     }
   }
 }

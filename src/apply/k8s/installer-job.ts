@@ -24,6 +24,8 @@ export const STEP_LABEL = 'bpa.akraino.org/step';
 const PLAN_HASH_ANNOTATION = 'bpa.akraino.org/plan-hash';
 const CONTAINER = 'installer';
 const SSH_DIR = '/root/.ssh';
+/** bpa's private key in the Job: the `ssh-privatekey` key of the kubernetes.io/ssh-auth Secret. */
+export const JOB_SSH_KEY = `${SSH_DIR}/ssh-privatekey`;
 
 export interface InstallerJobSpec {
   namespace: string;
@@ -33,6 +35,8 @@ export interface InstallerJobSpec {
   step: string;
   image: string;
   command: string[];
+  /** The installer's environment (SSH and Ansible settings, see ansibleEnv). */
+  env?: Record<string, string>;
   /** Where the cluster directory (hosts.ini, artifacts/, logs/) lives for the Job. */
   clusterDir:
     | { persistentVolumeClaim: { claimName: string; subPath: string } }
@@ -126,6 +130,13 @@ export function buildJob(spec: InstallerJobSpec): V1Job {
         name: CONTAINER,
         image: spec.image,
         command: [...spec.command],
+        ...(spec.env
+          ? {
+              env: Object.entries(spec.env)
+                .sort(([a], [b]) => a.localeCompare(b))
+                .map(([name, value]) => ({ name, value })),
+            }
+          : {}),
         workingDir: spec.mountPath,
         volumeMounts: [clusterMount, { name: 'ssh-key', mountPath: SSH_DIR, readOnly: true }],
       },

@@ -33,6 +33,14 @@ export type HostKeyVerdict =
   | { kind: 'pinned'; entry: PinnedKey }
   | { kind: 'changed'; pinned: PinnedKey; offered: OfferedKey };
 
+/**
+ * How OpenSSH names a host in known_hosts: the bare address on port 22, `[address]:port` on
+ * any other port (IPv4 and IPv6 alike). Another spelling is never matched by ssh.
+ */
+export function knownHostsName(address: string, port: number): string {
+  return port === 22 ? address : `[${address}]:${port}`;
+}
+
 /** The fingerprint `ssh-keygen -l -E sha256` prints for a key blob. */
 export function fingerprintOf(blob: Buffer): string {
   return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;

@@ -9,6 +9,7 @@ export {
   HostKeyStore,
   fingerprintOf,
   algorithmOf,
+  knownHostsName,
   type KnownHosts,
   type PinnedKey,
 } from './host-keys.js';

@@ -26,6 +26,8 @@ export const APPLY_OPTIONS = [
   'scaleCommand',
   'addonCommand',
   'removeCommand',
+  'upgradeCommand',
+  'kubesprayDir',
   'installerTimeout',
   'installerImage',
   'sshUser',

@@ -79,6 +79,9 @@ function summary(plan: Plan): string {
   const provision = plan.clusters.filter((c) =>
     c.actions.some((a) => a.kind === 'provision-cluster'),
   ).length;
+  const upgrades = plan.clusters.filter((c) =>
+    c.actions.some((a) => a.kind === 'upgrade-cluster'),
+  ).length;
   const adds = count('add-nodes');
   const removes = count('remove-nodes');
   const pkgs = plan.clusters.reduce(
@@ -92,5 +95,5 @@ function summary(plan: Plan): string {
     : stuck
       ? `Nothing bpa can apply, but ${stuck} cluster${stuck === 1 ? ' differs' : 's differ'} from the site (see the notes)`
       : 'No changes';
-  return `${head}: ${plan.clusters.length} cluster${plan.clusters.length === 1 ? '' : 's'}; ${provision} to provision, ${adds} node${adds === 1 ? '' : 's'} to add, ${removes} to remove, ${pkgs} package change${pkgs === 1 ? '' : 's'}.`;
+  return `${head}: ${plan.clusters.length} cluster${plan.clusters.length === 1 ? '' : 's'}; ${provision} to provision, ${upgrades ? `${upgrades} to upgrade, ` : ''}${adds} node${adds === 1 ? '' : 's'} to add, ${removes} to remove, ${pkgs} package change${pkgs === 1 ? '' : 's'}.`;
 }

@@ -48,6 +48,8 @@ export function registerPlan(
     'scaleCommand',
     'addonCommand',
     'removeCommand',
+    'upgradeCommand',
+    'kubesprayDir',
     'installerImage',
     'sshUser',
     'sshPort',

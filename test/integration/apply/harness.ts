@@ -8,6 +8,8 @@ import type { Lab } from '../../lab/lab.js';
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const BPA = join(ROOT, 'bin', 'bpa');
 export const REFERENCE = join(ROOT, 'installer', 'reference', 'run.sh');
+/** The Kubespray-shaped stand-in (installer/kubespray-standin/README.md). */
+export const KUBESPRAY_STANDIN = join(ROOT, 'installer', 'kubespray-standin');
 
 export interface BpaResult {
   code: number;
@@ -36,6 +38,44 @@ export function labArgs(lab: Lab, state: string, extra: string[] = []): string[]
     'info',
     ...extra,
   ];
+}
+
+/**
+ * The flags that point bpa at a lab and a Kubespray checkout (the stand-in unless given):
+ * the kubespray flavour with its default commands, nothing else.
+ */
+export function kubesprayArgs(
+  lab: Lab,
+  state: string,
+  extra: string[] = [],
+  kubesprayDir = KUBESPRAY_STANDIN,
+): string[] {
+  return [
+    '--state',
+    state,
+    '--leases',
+    lab.leaseFile,
+    '--ssh-key',
+    lab.keyPath,
+    '--flavour',
+    'kubespray',
+    '--kubespray-dir',
+    kubesprayDir,
+    '--log-level',
+    'info',
+    ...extra,
+  ];
+}
+
+/** What the Kubespray-shaped stand-in left on a host (`key: value` lines), or {} when nothing. */
+export async function standinMarker(lab: Lab, host: string): Promise<Record<string, string>> {
+  const r = await lab.exec(host, ['cat', '/etc/bpa-kubespray-standin/node']).catch(() => undefined);
+  const out: Record<string, string> = {};
+  for (const line of (r?.stdout ?? '').split('\n')) {
+    const i = line.indexOf(': ');
+    if (i > 0) out[line.slice(0, i)] = line.slice(i + 2);
+  }
+  return out;
 }
 
 /** Runs bin/bpa as a process (the installer sees its environment). */

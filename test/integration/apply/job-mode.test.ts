@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeKube, type FakeKube } from '../../fakes/kube-api-server.js';
@@ -14,7 +14,13 @@ interface JobObject {
     template: {
       spec: {
         hostNetwork?: boolean;
-        containers: Array<{ image: string; command?: string[]; args?: string[] }>;
+        containers: Array<{
+          image: string;
+          command?: string[];
+          args?: string[];
+          env?: Array<{ name: string; value: string }>;
+          workingDir?: string;
+        }>;
         volumes?: Array<{ persistentVolumeClaim?: { claimName: string } }>;
       };
     };
@@ -134,5 +140,99 @@ describe('apply: installer as a Kubernetes Job', function () {
     const cm = kube.get('v1', 'ConfigMap', 'bpa-system', 'jobs-configmap') as
       { data?: Record<string, string> } | undefined;
     assert.equal(cm?.data?.['MASTER_master-1'], lab.hosts[0]?.ip);
+  });
+
+  it("runs Kubespray from the installer image's checkout, with the SSH settings of a local run", async () => {
+    if (!lab) return;
+    const site = await writeLabSite(
+      lab.hosts,
+      { cluster: 'ks', nodes: [{ name: 'master-1', roles: ['master', 'worker'], host: 0 }] },
+      join(tmp, 'ks-site'),
+    );
+    const state = join(tmp, 'ks-state');
+    const args = [
+      'reconcile',
+      '--once',
+      site,
+      '--state',
+      state,
+      '--leases',
+      lab.leaseFile,
+      '--ssh-key',
+      lab.keyPath,
+      '--flavour',
+      'kubespray',
+      // A path in the image (Kubespray's own image keeps its checkout there), not on this machine.
+      '--kubespray-dir',
+      '/kubespray',
+      '--installer-mode',
+      'job',
+      '--installer-image',
+      'quay.io/kubespray/kubespray:v2.23.3',
+      '--bootstrap-kubeconfig',
+      kube.kubeconfigPath,
+      '--bootstrap-namespace',
+      'bpa-system',
+    ];
+    const run = bpa(args);
+    const job = await waitFor(
+      'the Job',
+      async () =>
+        kube
+          .list('batch/v1', 'Job', 'bpa-system')
+          .find(
+            (j) =>
+              (j as unknown as JobObject).metadata.labels?.['bpa.akraino.org/cluster'] === 'ks',
+          ) as JobObject | undefined,
+      60_000,
+      50,
+    );
+    const container = job.spec.template.spec.containers[0];
+    const dir = '/opt/kud/multi-cluster/ks';
+    assert.deepEqual(container?.command, [
+      'ansible-playbook',
+      '-i',
+      `${dir}/hosts.ini`,
+      '/kubespray/cluster.yml',
+      '-e',
+      'kubeconfig_localhost=true',
+    ]);
+    assert.equal(container?.workingDir, dir);
+    const env = Object.fromEntries((container?.env ?? []).map((e) => [e.name, e.value]));
+    assert.equal(env['ANSIBLE_CONFIG'], '/kubespray/ansible.cfg');
+    assert.equal(env['ANSIBLE_PRIVATE_KEY_FILE'], '/root/.ssh/ssh-privatekey');
+    assert.equal(env['ANSIBLE_HOST_KEY_CHECKING'], 'True');
+    assert.match(
+      env['ANSIBLE_SSH_ARGS'] ?? '',
+      new RegExp(
+        `UserKnownHostsFile=${dir}/known_hosts -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes`,
+      ),
+    );
+    assert.equal(env['ANSIBLE_CACHE_PLUGIN_CONNECTION'], `${dir}/.ansible/facts`);
+    assert.equal(env['ANSIBLE_LOCAL_TEMP'], `${dir}/.ansible/tmp`);
+    // The pinned keys and the inventory are in the cluster directory the Job mounts.
+    const local = join(state, 'clusters', 'ks');
+    assert.match(
+      await readFile(join(local, 'known_hosts'), 'utf8'),
+      new RegExp(`^${lab.hosts[0]?.ip.replace(/\./g, '\\.')} ssh-ed25519 `),
+    );
+    assert.match(
+      await readFile(join(local, 'hosts.ini'), 'utf8'),
+      /ansible_port=22 ansible_user=root/,
+    );
+
+    // Kubespray, played by the test: admin.conf in <inventory dir>/artifacts.
+    await mkdir(join(local, 'artifacts'), { recursive: true });
+    await writeFile(
+      join(local, 'artifacts', 'admin.conf'),
+      'apiVersion: v1\nkind: Config\nclusters: []\n',
+    );
+    kube.updateStatus('batch/v1', 'Job', 'bpa-system', job.metadata.name, {
+      succeeded: 1,
+      conditions: [{ type: 'Complete', status: 'True' }],
+    });
+    const r = await run;
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.ok(kube.get('v1', 'Secret', 'bpa-system', 'ks-kubeconfig'));
   });
 });

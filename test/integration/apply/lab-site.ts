@@ -15,6 +15,8 @@ export interface LabSiteOptions {
   nodes: LabSiteNode[];
   plugins?: string[];
   podSubnet?: string;
+  /** spec.kubernetesVersion of the Provisioning. */
+  kubernetesVersion?: string;
   masterSoftware?: string[];
   workerSoftware?: string[];
   extraSite?: string;
@@ -69,7 +71,7 @@ metadata:
     cluster: ${cluster}
 spec:
   masters:
-${masters.map(entry).join('')}${workers.length ? `  workers:\n${workers.map(entry).join('')}` : ''}${opts.plugins?.length ? `  KUDPlugins:\n${opts.plugins.map((p) => `    - ${p}\n`).join('')}` : ''}${opts.podSubnet ? `  PodSubnet: ${opts.podSubnet}\n` : ''}---
+${masters.map(entry).join('')}${workers.length ? `  workers:\n${workers.map(entry).join('')}` : ''}${opts.plugins?.length ? `  KUDPlugins:\n${opts.plugins.map((p) => `    - ${p}\n`).join('')}` : ''}${opts.podSubnet ? `  PodSubnet: ${opts.podSubnet}\n` : ''}${opts.kubernetesVersion ? `  kubernetesVersion: ${opts.kubernetesVersion}\n` : ''}---
 apiVersion: bpa.akraino.org/v1alpha1
 kind: Software
 metadata:

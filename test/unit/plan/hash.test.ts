@@ -19,6 +19,7 @@ const SETTINGS: ExecutionSettings = {
       scale: 'ansible-playbook -i {inventory} scale.yml --limit {nodes}',
       addon: 'ansible-playbook -i {inventory} configure-{plugins}.yml',
       remove: 'ansible-playbook -i {inventory} remove-node.yml -e node={nodes}',
+      upgrade: 'ansible-playbook -i {inventory} upgrade-cluster.yml --limit {nodes}',
     },
   },
   ssh: { user: 'root', port: 22 },

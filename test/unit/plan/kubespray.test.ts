@@ -27,7 +27,12 @@ function plan(
 }
 
 const etcdGroup = (hostsIni: string): string[] =>
-  hostsIni.split('\n[etcd]\n')[1]?.split('\n\n')[0]?.split('\n').filter(Boolean) ?? [];
+  hostsIni
+    .split('\n[etcd]\n')[1]
+    ?.split('\n\n')[0]
+    ?.split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(' ')[0] ?? '') ?? [];
 
 const masters = (n: number): ClusterModel =>
   cluster(

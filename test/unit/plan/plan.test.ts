@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { ExecutionSettings } from '../../../src/config/execution.js';
 import { planSite, type Plan, type PlanInput } from '../../../src/plan/index.js';
 import { emptyState } from '../../../src/state/applied.js';
 import type { SiteModel } from '../../../src/validate/model.js';
@@ -266,6 +267,142 @@ describe('plan', () => {
     });
     assert.equal(a.hash, b.hash);
     assert.match(a.hash, /^[0-9a-f]{64}$/);
+  });
+});
+
+describe('plan: the Kubernetes version', () => {
+  const v = (kubernetesVersion: string | undefined): typeof base =>
+    kubernetesVersion === undefined ? { ...base } : { ...base, kubernetesVersion };
+  /** The state after applying a cluster that runs `version`. */
+  const running = (version: string | undefined): ReturnType<typeof appliedFrom> => {
+    const state = afterApply(plan([v(version)]));
+    const c = state.clusters.get('east');
+    if (c && version !== undefined) c.kubernetesVersion = version;
+    return state;
+  };
+  const codes = (p: Plan): string[] => p.problems.map((x) => `${x.code} ${x.pointer ?? ''}`);
+
+  it('a new cluster gets the version in its inventory, and records it as desired', () => {
+    const p = plan([v('v1.27.10')]);
+    assert.deepEqual(kinds(p), [
+      'provision-cluster:master-1,worker-1',
+      'install-packages:master-1,worker-1',
+    ]);
+    assert.match(p.clusters[0]?.hostsIni ?? '', /\n\[all:vars\]\nkube_version=v1\.27\.10\n$/);
+    assert.equal(p.clusters[0]?.desired.kubernetesVersion, 'v1.27.10');
+    assert.doesNotMatch(plan().clusters[0]?.hostsIni ?? '', /kube_version/);
+  });
+
+  it('the next minor or patch release: upgrade-cluster of every node, nothing else', () => {
+    for (const next of ['v1.27.11', 'v1.28.0']) {
+      const p = plan([v(next)], running('v1.27.10'));
+      assert.deepEqual(kinds(p), ['upgrade-cluster:master-1,worker-1'], next);
+      assert.equal(p.clusters[0]?.actions[0]?.reason, `Kubernetes v1.27.10 → ${next}`);
+      assert.match(p.clusters[0]?.hostsIni ?? '', new RegExp(`kube_version=${next}\n`));
+      assert.deepEqual(p.problems, []);
+    }
+    assert.deepEqual(kinds(plan([v('v1.27.10')], running('v1.27.10'))), []);
+  });
+
+  it("a version set on a cluster that runs the installer's default is an upgrade to it", () => {
+    const p = plan([v('v1.27.10')], running(undefined));
+    assert.deepEqual(kinds(p), ['upgrade-cluster:master-1,worker-1']);
+    assert.match(p.clusters[0]?.actions[0]?.reason ?? '', /the installer's default → v1\.27\.10/);
+  });
+
+  it('a downgrade or a skipped minor version is refused, and the inventory keeps the running version', () => {
+    for (const [want, code] of [
+      ['v1.27.9', 'KUBERNETES_DOWNGRADE'],
+      ['v1.26.15', 'KUBERNETES_DOWNGRADE'],
+      ['v1.29.0', 'KUBERNETES_UPGRADE_SKIPS_MINOR'],
+      ['v2.27.10', 'KUBERNETES_UPGRADE_SKIPS_MINOR'],
+    ] as const) {
+      const p = plan([v(want)], running('v1.27.10'));
+      assert.deepEqual(codes(p), [`${code} /spec/kubernetesVersion`], want);
+      assert.equal(p.problems[0]?.file, 'east/provisioning.yaml');
+      assert.deepEqual(kinds(p), [], want);
+      assert.match(p.clusters[0]?.hostsIni ?? '', /kube_version=v1\.27\.10\n/, want);
+    }
+  });
+
+  it('with node changes in the same plan, nodes join at the running version and the upgrade waits', () => {
+    const more = { ...v('v1.28.2'), nodes: [...base.nodes, node('worker-2', ['worker'])] };
+    const p = plan([more], running('v1.27.10'));
+    assert.deepEqual(kinds(p), ['add-nodes:worker-2', 'install-packages:worker-2']);
+    assert.match(p.clusters[0]?.hostsIni ?? '', /kube_version=v1\.27\.10\n/);
+    assert.match(
+      p.clusters[0]?.notes.join('\n') ?? '',
+      /upgrade of Kubernetes v1\.27\.10 → v1\.28\.2 waits/,
+    );
+    // Once the node is applied, the upgrade comes, for all three nodes.
+    const after = running('v1.27.10');
+    const c = after.clusters.get('east')!;
+    const added = p.clusters[0]!.nodes.find((n) => n.name === 'worker-2')!;
+    c.nodes.push({
+      name: 'worker-2',
+      roles: ['worker'],
+      host: added.host,
+      mac: added.mac,
+      ip: added.ip,
+    });
+    assert.deepEqual(kinds(plan([more], after)), ['upgrade-cluster:master-1,worker-1,worker-2']);
+  });
+
+  it('a version removed from the site: the cluster keeps its version, with a note', () => {
+    const p = plan([v(undefined)], running('v1.27.10'));
+    assert.deepEqual(kinds(p), []);
+    assert.match(p.clusters[0]?.hostsIni ?? '', /kube_version=v1\.27\.10\n/);
+    assert.match(
+      p.clusters[0]?.notes.join('\n') ?? '',
+      /no longer set: the cluster stays on v1\.27\.10/,
+    );
+  });
+
+  it('the version is part of the plan hash', () => {
+    assert.notEqual(plan([v('v1.27.10')]).hash, plan([v('v1.27.11')]).hash);
+  });
+});
+
+describe('plan: plugins without an add-on command', () => {
+  const settings = (addon: string): ExecutionSettings => ({
+    installer: {
+      mode: 'local',
+      commands: { provision: 'p', scale: 's', addon, remove: 'r', upgrade: 'u' },
+    },
+    ssh: { user: 'root', port: 22 },
+  });
+
+  it('are refused, located at KUDPlugins, when the flavour has no add-on command', () => {
+    const p = plan([base], emptyState(), { flavour: 'kubespray', settings: settings('') });
+    assert.deepEqual(
+      p.problems.map((x) => [x.code, x.file, x.pointer]),
+      [['PLUGINS_UNSUPPORTED', 'east/provisioning.yaml', '/spec/KUDPlugins']],
+    );
+    assert.match(p.problems[0]?.message ?? '', /emco cannot be installed: the kubespray flavour/);
+  });
+
+  it('are accepted with an add-on command, and a cluster without plugins needs none', () => {
+    assert.deepEqual(
+      plan([base], emptyState(), { flavour: 'kubespray', settings: settings('addon {plugins}') })
+        .problems,
+      [],
+    );
+    const none = { ...base, plugins: [] };
+    assert.deepEqual(
+      plan([none], emptyState(), { flavour: 'kubespray', settings: settings('') }).problems,
+      [],
+    );
+  });
+
+  it('the inventory logs in as the settings say', () => {
+    const p = plan([base], emptyState(), {
+      flavour: 'kubespray',
+      settings: { ...settings('a'), ssh: { user: 'debian', port: 2222 } },
+    });
+    assert.match(
+      p.clusters[0]?.hostsIni ?? '',
+      /master-1 ansible_host=198\.18\.0\.10 ansible_port=2222 ansible_user=debian ip=198\.18\.0\.10 access_ip=198\.18\.0\.10\n/,
+    );
   });
 });
 

@@ -234,9 +234,16 @@ describe('reconciler over in-memory ports', () => {
     // The real local installer: a process, its output in a log file under the state directory.
     const lines: string[] = [];
     const installer = new LocalInstaller({
-      commands: { provision: script, scale: script, addon: script, remove: script },
+      commands: {
+        provision: script,
+        scale: script,
+        addon: script,
+        remove: script,
+        upgrade: script,
+      },
       timeoutMs: 30_000,
-      env: {},
+      privateKey: join(keyDir, 'id'),
+      user: 'root',
       log: silentLogger(),
       onLine: (line) => lines.push(line),
     });

@@ -158,6 +158,7 @@ describe('JSON Schemas', () => {
       assert.deepEqual([...used].sort(), [
         'INVALID_CIDR',
         'INVALID_CPU',
+        'INVALID_KUBERNETES_VERSION',
         'INVALID_MAC',
         'INVALID_NAME',
         'INVALID_NODE_ENTRY',

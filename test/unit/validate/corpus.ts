@@ -298,6 +298,24 @@ export const INVALID_CASES: Case[] = [
     expect: [{ code: 'INVALID_CIDR', file: P, line: 20 }],
   },
   {
+    name: 'kubernetesVersion without its v',
+    files: edit(
+      P,
+      'PodSubnet: 10.244.64.0/18',
+      'PodSubnet: 10.244.64.0/18\n  kubernetesVersion: 1.27.10',
+    ),
+    expect: [{ code: 'INVALID_KUBERNETES_VERSION', file: P, line: 21 }],
+  },
+  {
+    name: 'kubernetesVersion with a variable after it',
+    files: edit(
+      P,
+      'PodSubnet: 10.244.64.0/18',
+      'PodSubnet: 10.244.64.0/18\n  kubernetesVersion: "v1.27.10 ansible_user=x"',
+    ),
+    expect: [{ code: 'INVALID_KUBERNETES_VERSION', file: P, line: 21 }],
+  },
+  {
     name: 'package uppercase',
     files: edit(S, '- htop', '- HTop'),
     expect: [{ code: 'INVALID_PACKAGE_NAME', file: S, line: 9 }],

@@ -1,0 +1,352 @@
+/**
+ * The kubespray flavour as operators run it: bpa runs a Kubespray checkout's own playbooks
+ * with its own ansible.cfg (here the Kubespray-shaped stand-in, installer/kubespray-standin),
+ * and nothing but bpa's defaults: the stand-in really connects to every lab host with what
+ * bpa passes, and fails where Kubespray would (groups, odd etcd, `ip` of the host, `access_ip`
+ * reachable, the port, become, facts of another cluster).
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
+import {
+  KUBESPRAY_STANDIN,
+  bpa,
+  journal,
+  kubesprayArgs,
+  labReady,
+  logs,
+  standinMarker,
+} from './harness.js';
+import { updateLabSite, writeLabSite, type LabSiteNode } from './lab-site.js';
+
+/** The machine-wide fact cache of the stand-in's ansible.cfg (Kubespray's is /tmp). */
+const SHARED_FACTS = '/tmp/bpa-kubespray-standin-facts';
+
+const TWO: LabSiteNode[] = [
+  { name: 'master-1', roles: ['master'], host: 0 },
+  { name: 'worker-1', roles: ['worker'], host: 1 },
+];
+
+async function cachedFacts(
+  state: string,
+  cluster: string,
+  node: string,
+): Promise<{ ansible_all_ipv4_addresses?: string[] }> {
+  const file = join(state, 'clusters', cluster, '.ansible', 'facts', node);
+  return JSON.parse(await readFile(file, 'utf8')) as { ansible_all_ipv4_addresses?: string[] };
+}
+
+async function logOf(state: string, cluster: string, prefix: string): Promise<string> {
+  const name = (await logs(state, cluster)).filter((f) => f.startsWith(prefix)).pop();
+  assert.ok(name, `a ${prefix} log of ${cluster}`);
+  return readFile(join(state, 'clusters', cluster, 'logs', name), 'utf8');
+}
+
+describe('apply: Kubespray (Kubespray-shaped stand-in) on lab hosts', function () {
+  this.timeout(600_000);
+  let lab: Lab | undefined;
+  let tmp: string;
+  let state: string;
+  let east: string;
+  before(async function () {
+    if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
+    lab = await startLab({ hosts: 5, isolatedPackages: true });
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-kubespray-'));
+    state = join(tmp, 'state');
+  });
+  after(async () => {
+    await lab?.stop();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  it("provisions with the checkout's cluster.yml and ansible.cfg, logging in exactly as bpa does", async () => {
+    if (!lab) return;
+    east = await writeLabSite(lab.hosts, { cluster: 'east', nodes: TWO }, join(tmp, 'east'));
+    const r = await bpa(['reconcile', '--once', east, ...kubesprayArgs(lab, state)]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /✓ provision-cluster master-1, worker-1 \(6 steps\)/);
+    const clusterDir = join(state, 'clusters', 'east');
+    const log = await logOf(state, 'east', 'provision-');
+    assert.match(
+      log,
+      new RegExp(
+        `start: ansible-playbook -i ${clusterDir}/hosts\\.ini ${KUBESPRAY_STANDIN}/cluster\\.yml -e kubeconfig_localhost=true`,
+      ),
+    );
+    for (const [i, node] of [
+      [0, 'master-1'],
+      [1, 'worker-1'],
+    ] as const) {
+      const m = await standinMarker(lab, `h${i + 1}`);
+      assert.equal(m['playbook'], 'cluster.yml');
+      assert.equal(m['cluster_dir'], clusterDir);
+      assert.equal(m['host'], node);
+      assert.equal(m['ip'], lab.hosts[i]?.ip);
+      assert.equal(m['access_ip'], lab.hosts[i]?.ip);
+      assert.equal(m['port'], '22');
+      assert.equal(m['user'], 'root');
+      assert.equal(m['uid'], '0');
+      assert.equal(m['kube_version'], 'default');
+    }
+    assert.equal((await standinMarker(lab, 'h1'))['etcd_member_name'], 'master-1');
+    assert.match(
+      (await standinMarker(lab, 'h1'))['groups'] ?? '',
+      /etcd k8s_cluster kube_control_plane/,
+    );
+    // The admin kubeconfig Kubespray leaves in <inventory dir>/artifacts/ is stored.
+    assert.match(
+      await readFile(join(clusterDir, 'kubeconfig'), 'utf8'),
+      new RegExp(`server: https://${lab.hosts[0]?.ip.replace(/\./g, '\\.')}:6443`),
+    );
+    // The installer checked exactly the keys bpa pinned, kept in the cluster directory.
+    const knownHosts = await readFile(join(clusterDir, 'known_hosts'), 'utf8');
+    for (const h of lab.hosts.slice(0, 2))
+      assert.ok(knownHosts.includes(`${h.ip} ${h.hostKey}\n`), knownHosts);
+    // Ansible's files are the cluster's: facts, temp files; none in the machine-wide cache.
+    assert.deepEqual((await cachedFacts(state, 'east', 'master-1')).ansible_all_ipv4_addresses, [
+      lab.hosts[0]?.ip,
+    ]);
+    assert.ok(existsSync(join(clusterDir, '.ansible', 'tmp')));
+    assert.ok(
+      !existsSync(join(SHARED_FACTS, 'master-1')),
+      `facts were cached in ${SHARED_FACTS}, shared by the machine`,
+    );
+  });
+
+  it('a second cluster with the same node names shares no facts with the first, which still scales with its own', async () => {
+    if (!lab) return;
+    const west = await writeLabSite(
+      lab.hosts,
+      {
+        cluster: 'west',
+        nodes: [
+          { name: 'master-1', roles: ['master'], host: 3 },
+          { name: 'worker-1', roles: ['worker'], host: 4 },
+        ],
+      },
+      join(tmp, 'west'),
+    );
+    const r = await bpa(['reconcile', '--once', west, ...kubesprayArgs(lab, state)]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal((await standinMarker(lab, 'h4'))['ip'], lab.hosts[3]?.ip);
+    assert.deepEqual((await cachedFacts(state, 'west', 'master-1')).ansible_all_ipv4_addresses, [
+      lab.hosts[3]?.ip,
+    ]);
+    assert.deepEqual(
+      (await cachedFacts(state, 'east', 'master-1')).ansible_all_ipv4_addresses,
+      [lab.hosts[0]?.ip],
+      "east's cached facts are east's",
+    );
+
+    // east grows by a worker: scale.yml runs for worker-2 only and reads master-1's facts
+    // from the cache, which must be east's master-1, not west's.
+    const before = await standinMarker(lab, 'h2');
+    await updateLabSite(east, lab.hosts, {
+      cluster: 'east',
+      nodes: [...TWO, { name: 'worker-2', roles: ['worker'], host: 2 }],
+    });
+    const scaled = await bpa(['reconcile', '--once', east, ...kubesprayArgs(lab, state)]);
+    assert.equal(scaled.code, 0, scaled.stdout + scaled.stderr);
+    assert.match(scaled.stdout, /✓ add-nodes worker-2/);
+    assert.match(await logOf(state, 'east', 'scale-'), /scale\.yml --limit worker-2 \(in /);
+    const m = await standinMarker(lab, 'h3');
+    assert.equal(m['playbook'], 'scale.yml');
+    assert.equal(m['host'], 'worker-2');
+    assert.deepEqual(await standinMarker(lab, 'h2'), before, 'worker-1 is not touched');
+  });
+
+  it("a new kubernetesVersion upgrades every node with the checkout's upgrade-cluster.yml, journaled", async () => {
+    if (!lab) return;
+    const nodes = [...TWO, { name: 'worker-2', roles: ['worker' as const], host: 2 }];
+    await updateLabSite(east, lab.hosts, { cluster: 'east', nodes, kubernetesVersion: 'v1.27.10' });
+    // bpa plan takes the same settings, without --log-level (the last two arguments).
+    const plan = await bpa(['plan', east, ...kubesprayArgs(lab, state).slice(0, -2)]);
+    assert.equal(plan.code, 2, plan.stdout + plan.stderr);
+    assert.match(plan.stdout, /upgrade-cluster\s+Kubernetes the installer's default → v1\.27\.10/);
+    assert.match(plan.stdout, /; 0 to provision, 1 to upgrade, 0 nodes to add/);
+    const r = await bpa(['reconcile', '--once', east, ...kubesprayArgs(lab, state)]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /✓ upgrade-cluster master-1, worker-1, worker-2 \(4 steps\)/);
+    assert.match(
+      await logOf(state, 'east', 'upgrade-'),
+      /upgrade-cluster\.yml --limit master-1,worker-1,worker-2 \(in /,
+    );
+    for (const h of ['h1', 'h2', 'h3']) {
+      const m = await standinMarker(lab, h);
+      assert.equal(m['playbook'], 'upgrade-cluster.yml', h);
+      assert.equal(m['kube_version'], 'v1.27.10', h);
+    }
+    assert.deepEqual(
+      (await journal(state, 'east'))
+        .filter((s) => s.action === 'upgrade-cluster')
+        .map((s) => `${s.step}:${s.status}`),
+      ['inventory:done', 'ssh-access:done', 'installer:done', 'record:done'],
+    );
+    const applied = JSON.parse(
+      await readFile(join(state, 'clusters', 'east', 'applied.json'), 'utf8'),
+    ) as { kubernetesVersion?: string };
+    assert.equal(applied.kubernetesVersion, 'v1.27.10');
+    const again = await bpa(['reconcile', '--once', east, ...kubesprayArgs(lab, state)]);
+    assert.match(again.stdout, /No changes/);
+  });
+
+  it('removes with remove-node.yml and no prompt; a changed host key then stops the installer as it stops bpa', async () => {
+    if (!lab) return;
+    const withVersion = { cluster: 'east', kubernetesVersion: 'v1.27.10' };
+    await updateLabSite(east, lab.hosts, { ...withVersion, nodes: TWO });
+    const r = await bpa(['reconcile', '--once', east, ...kubesprayArgs(lab, state, ['--prune'])]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /✓ remove-nodes worker-2/);
+    assert.match(
+      await logOf(state, 'east', 'remove-'),
+      /remove-node\.yml -e node=worker-2 -e skip_confirmation=true \(in /,
+    );
+    assert.deepEqual(await standinMarker(lab, 'h3'), {}, "worker-2's marker is removed");
+    assert.ok(existsSync(join(state, 'clusters', 'east', 'kubeconfig')));
+
+    // worker-1 is reinstalled (its connections end, its host key changes): removing it is
+    // refused by the installer's SSH itself (the remove path has no SSH step of bpa's).
+    await lab.stopSshd('h2', { killSessions: true });
+    await lab.rotateHostKey('h2');
+    await lab.startSshd('h2');
+    await updateLabSite(east, lab.hosts, { ...withVersion, nodes: TWO.slice(0, 1) });
+    const refused = await bpa([
+      'reconcile',
+      '--once',
+      east,
+      ...kubesprayArgs(lab, state, ['--prune']),
+    ]);
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    assert.match(refused.stdout, /INSTALLER_FAILED/);
+    const log = await logOf(state, 'east', 'remove-');
+    assert.match(log, /UNREACHABLE!/);
+    assert.match(log, /Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED/);
+    assert.equal((await standinMarker(lab, 'h2'))['host'], 'worker-1', 'worker-1 is untouched');
+    assert.deepEqual(
+      (await readdir(KUBESPRAY_STANDIN)).filter((f) => f.endsWith('.retry')),
+      [],
+      'retry files stay in the cluster directory',
+    );
+  });
+});
+
+describe('apply: Kubespray on a non-default SSH port, end to end', function () {
+  this.timeout(300_000);
+  let lab: Lab | undefined;
+  let tmp: string;
+  before(async function () {
+    if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
+    // Nothing listens on port 22 of these hosts.
+    lab = await startLab({ hosts: 2, isolatedPackages: true, sshPort: 2222 });
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-kubespray-port-'));
+  });
+  after(async () => {
+    await lab?.stop();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('bpa and Kubespray both reach every node on spec.ssh.port, checking the pinned keys', async () => {
+    if (!lab) return;
+    const site = await writeLabSite(
+      lab.hosts,
+      {
+        cluster: 'port',
+        nodes: TWO,
+        extraSite: `apiVersion: bpa.akraino.org/v1alpha1
+kind: Site
+metadata:
+  name: lab
+spec:
+  ssh:
+    port: 2222
+`,
+      },
+      join(tmp, 'site'),
+    );
+    const state = join(tmp, 'state');
+    const r = await bpa(['reconcile', '--once', site, ...kubesprayArgs(lab, state)]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const clusterDir = join(state, 'clusters', 'port');
+    assert.match(
+      await readFile(join(clusterDir, 'hosts.ini'), 'utf8'),
+      new RegExp(
+        `master-1 ansible_host=${lab.hosts[0]?.ip.replace(/\./g, '\\.')} ansible_port=2222 `,
+      ),
+    );
+    // OpenSSH's spelling of a host on another port, or a strict ssh refuses every host.
+    const knownHosts = await readFile(join(clusterDir, 'known_hosts'), 'utf8');
+    for (const h of lab.hosts)
+      assert.ok(knownHosts.includes(`[${h.ip}]:2222 ${h.hostKey}\n`), knownHosts);
+    for (const [i, h] of ['h1', 'h2'].entries()) {
+      const m = await standinMarker(lab, h);
+      assert.equal(m['port'], '2222', h);
+      assert.equal(m['ip'], lab.hosts[i]?.ip, h);
+    }
+  });
+});
+
+describe('apply: Kubespray as a non-root SSH user, with become', function () {
+  this.timeout(300_000);
+  let lab: Lab | undefined;
+  let tmp: string;
+  before(async function () {
+    if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
+    if (!existsSync('/usr/bin/sudo')) {
+      console.log('    skipped: sudo is not installed (Debian package sudo)');
+      this.skip();
+    }
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-kubespray-user-'));
+    // The lab's password user may use sudo without a password on its hosts, as bpa documents.
+    const setup = join(tmp, 'sudoers.sh');
+    await writeFile(
+      setup,
+      `#!/bin/sh
+set -eu
+mkdir -p /etc/sudoers.d
+printf '%s ALL=(ALL) NOPASSWD: ALL\\n' "bpat$BPA_LAB_ID" > /etc/sudoers.d/bpa-lab
+chmod 0440 /etc/sudoers.d/bpa-lab
+`,
+      { mode: 0o755 },
+    );
+    // bpa's key is not authorized for anyone: bpa installs it with the user's password.
+    lab = await startLab({
+      hosts: 1,
+      isolatedPackages: true,
+      hostSetup: setup,
+      authorizeKey: false,
+    });
+  });
+  after(async () => {
+    await lab?.stop();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  it("logs in as the configured user, and Kubespray's tasks run as root through become", async () => {
+    if (!lab) return;
+    const site = await writeLabSite(
+      lab.hosts,
+      { cluster: 'user', nodes: [{ name: 'node-1', roles: ['master', 'worker'], host: 0 }] },
+      join(tmp, 'site'),
+    );
+    const creds = join(tmp, 'credentials');
+    await writeFile(creds, `username: ${lab.user}\npassword: ${lab.password}\n`, { mode: 0o600 });
+    const state = join(tmp, 'state');
+    const r = await bpa([
+      'reconcile',
+      '--once',
+      site,
+      ...kubesprayArgs(lab, state, ['--ssh-user', lab.user, '--bootstrap-credentials', creds]),
+    ]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(
+      await readFile(join(state, 'clusters', 'user', 'hosts.ini'), 'utf8'),
+      new RegExp(`ansible_port=22 ansible_user=${lab.user} ip=`),
+    );
+    const m = await standinMarker(lab, 'h1');
+    assert.equal(m['user'], lab.user, 'logged in as the configured user');
+    assert.equal(m['uid'], '0', 'tasks ran as root through become');
+  });
+});
