@@ -6,7 +6,8 @@ import type { SiteModel } from '../validate/model.js';
 
 /**
  * The applied state as the repository's reports describe it, for a state directory that was
- * lost (a new volume): nodes, hosts, addresses and plugins come from `status/<cluster>.yaml`;
+ * lost (a new volume): nodes, hosts, addresses, plugins, the Kubernetes version and the pod
+ * network come from `status/<cluster>.yaml`;
  * the managed packages are taken as the site lists them now, and the next observation of the
  * nodes (fix-drift) corrects any difference. Clusters whose report shows no node are left out.
  */
@@ -35,6 +36,12 @@ export function appliedFromReports(
           ip: n.ip,
         })),
       plugins: Array.isArray(r.status.plugins) ? [...r.status.plugins] : [],
+      ...(typeof r.status.kubernetesVersion === 'string'
+        ? { kubernetesVersion: r.status.kubernetesVersion }
+        : {}),
+      ...(typeof r.status.podSubnet === 'string' || r.status.podSubnet === null
+        ? { podSubnet: r.status.podSubnet }
+        : {}),
       packages: {
         master: [...(cluster?.masterSoftware ?? [])],
         worker: [...(cluster?.workerSoftware ?? [])],
@@ -60,7 +67,7 @@ export async function rebuildState(
   if ((await store.readApplied()).clusters.size) return [];
   const { validatePath } = await import('../validate/run.js');
   const validated = await validatePath(siteDir);
-  const rebuilt = appliedFromReports(reports, 'model' in validated ? validated.model : undefined);
+  const rebuilt = appliedFromReports(reports, validated.model);
   for (const applied of rebuilt) await store.writeCluster(applied);
   if (rebuilt.length)
     log.warn(

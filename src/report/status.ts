@@ -48,6 +48,10 @@ export interface ClusterStatusDoc {
       packages?: Record<string, string | null>;
     }>;
     plugins: string[];
+    /** The Kubernetes version bpa installed or upgraded the cluster to, when the site set one. */
+    kubernetesVersion?: string;
+    /** The pod network the cluster was provisioned with; null: the installer's default. */
+    podSubnet?: string | null;
     lastOperation?: LastOperation[];
     notes?: string[];
     errors?: Array<{ code: string; message: string; file?: string; line?: number }>;
@@ -191,6 +195,8 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
       },
       nodes,
       plugins: [...(applied?.plugins ?? [])],
+      ...(applied?.kubernetesVersion ? { kubernetesVersion: applied.kubernetesVersion } : {}),
+      ...(applied?.podSubnet !== undefined ? { podSubnet: applied.podSubnet } : {}),
       ...lastOperation(outcome, prev),
       ...(planned?.notes.length ? { notes: planned.notes.map((n) => safe(n)) } : {}),
       ...(planProblems.length ? { errors: planProblems.map(errorEntry) } : {}),

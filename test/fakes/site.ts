@@ -20,6 +20,9 @@ export interface SiteSpec {
   masterSoftware?: string[];
   workerSoftware?: string[];
   plugins?: string[];
+  /** Provisioning spec.PodSubnet and spec.kubernetesVersion. */
+  podSubnet?: string;
+  kubernetesVersion?: string;
 }
 
 export const HOSTS = 6;
@@ -73,7 +76,7 @@ metadata:
     cluster: ${cluster}
 spec:
   masters:
-${masters.map(entry).join('')}${workers.length ? `  workers:\n${workers.map(entry).join('')}` : ''}${spec.plugins?.length ? `  KUDPlugins:\n${spec.plugins.map((p) => `    - ${p}\n`).join('')}` : ''}---
+${masters.map(entry).join('')}${workers.length ? `  workers:\n${workers.map(entry).join('')}` : ''}${spec.plugins?.length ? `  KUDPlugins:\n${spec.plugins.map((p) => `    - ${p}\n`).join('')}` : ''}${spec.podSubnet ? `  PodSubnet: ${spec.podSubnet}\n` : ''}${spec.kubernetesVersion ? `  kubernetesVersion: ${spec.kubernetesVersion}\n` : ''}---
 apiVersion: bpa.akraino.org/v1alpha1
 kind: Software
 metadata:

@@ -116,6 +116,24 @@ describe('reconciler over in-memory ports', () => {
     assert.deepEqual(ports.facts.reads.at(-1), ['master-1', 'worker-2']);
   });
 
+  it('a lost state directory is rebuilt with the Kubernetes version and pod network: no upgrade, no pod network change', async () => {
+    await writeSite(siteDir, { ...v1, podSubnet: '10.244.64.0/18', kubernetesVersion: 'v1.27.10' });
+    const first = await reconciler().reconcile('startup');
+    assert.equal(first.result, 'applied', JSON.stringify(first.error));
+    const report = source.clusterReport('east');
+    assert.equal(report?.status.kubernetesVersion, 'v1.27.10');
+    assert.equal(report?.status.podSubnet, '10.244.64.0/18');
+    // A new volume: nothing of the state directory is left.
+    await rm(stateDir, { recursive: true, force: true });
+    const runs = ports.installer.runs.length;
+    const again = await reconciler().reconcile('startup');
+    assert.equal(again.result, 'unchanged', JSON.stringify(again.error));
+    assert.equal(ports.installer.runs.length, runs, 'the installer ran again');
+    const after = source.clusterReport('east');
+    assert.equal(after?.status.phase, 'Ready');
+    assert.deepEqual(after?.status.notes ?? [], []);
+  });
+
   it('one "bpa:" in a status commit subject', async () => {
     await reconciler().reconcile('startup');
     const subject = source.commits[0]?.message.split('\n')[0] ?? '';
