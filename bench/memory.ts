@@ -7,7 +7,8 @@
  *   (b) `bpa plan` with a 166 MB dnsmasq lease file, and with one just under the 32 MiB limit.
  * Peak RSS: /usr/bin/time (%M) for commands that exit, VmHWM of /proc/<pid>/status for serve.
  * Run after `npm run build` (it runs bin/bpa): npx tsx bench/memory.ts [--only ab]
- * The site has no clusters, so nothing is applied and no traffic leaves the machine.
+ * The site has no clusters, so nothing is applied; the bench runs itself in a network namespace
+ * holding only lo all the same (test/netns/loopback-only.ts), so nothing could leave it.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,6 +19,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { startGitServer, type GitServer } from '../test/fakes/git-server.js';
 import { BPA, spawnBpa, waitFor } from '../test/integration/apply/harness.js';
+import { ensureLoopbackOnly } from '../test/netns/loopback-only.js';
 import { fmt, measure, type Measured } from './measure.js';
 
 const BLOB_BYTES = 160_000_000;
@@ -228,6 +230,7 @@ async function leaseFile(path: string, bytes: number): Promise<void> {
   await new Promise<void>((resolve) => out.end(resolve));
 }
 
+await ensureLoopbackOnly();
 if (only.includes('a')) {
   const server = await startGitServer();
   try {
