@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { Errors, type GitHttpResponse } from 'isomorphic-git';
+import type { BpaHttpClient } from './http-client.js';
 import { FLUSH, PktReader, pktLine } from './pkt-line.js';
 import type { AdvertisedRef } from './refs.js';
 import type { Link } from './types.js';
@@ -119,14 +120,20 @@ export async function fetchPack(
     'content-type': `application/x-${SERVICE}-request`,
     accept: `application/x-${SERVICE}-result`,
   };
-  const res = await link.http.request({
-    method: 'POST',
-    url: `${link.remote.url}/${SERVICE}`,
-    headers,
-    // An array is sent with a Content-Length (the Node client collects it); some servers hang
-    // up on a chunked request.
-    body: [Buffer.concat(body)] as unknown as AsyncIterableIterator<Uint8Array>,
-  });
+  const url = `${link.remote.url}/${SERVICE}`;
+  const payload = Buffer.concat(body);
+  // Read as fast as it is written to disk, not as fast as the network delivers it.
+  const streaming = (link.http as BpaHttpClient).streamingPost;
+  const res = streaming
+    ? await streaming(url, headers, payload)
+    : await link.http.request({
+        method: 'POST',
+        url,
+        headers,
+        // An array is sent with a Content-Length (the Node client collects it); some servers
+        // hang up on a chunked request.
+        body: [payload] as unknown as AsyncIterableIterator<Uint8Array>,
+      });
   await checkStatus(res);
   const reader = new PktReader(res.body ?? emptyBody());
   const out: PackResponse = { shallow: [], unshallow: [], received: false };

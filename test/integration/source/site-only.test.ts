@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { inputDigest, syncRepo } from '../../../src/source/git.js';
+import type { BpaError } from '../../../src/util/errors.js';
 import { startGitServer, type GitServer } from '../../fakes/git-server.js';
 
 const run = promisify(execFile);
@@ -173,7 +174,32 @@ describe('syncRepo keeps only the site path: memory and disk follow the site, no
     );
   });
 
-  it('peak memory does not grow with a 96 MB file outside the site, nor with a 96 MB YAML file in it (reported, not read)', async () => {
+  it('a server that fails or hangs while sending the pack: GIT_UNAVAILABLE (transient), and the next sync works', async () => {
+    const dir = wc();
+    const code = async (p: Promise<unknown>): Promise<string> =>
+      p.then(
+        () => 'ok',
+        (err: unknown) => `${(err as BpaError).code} ${(err as BpaError).retry}`,
+      );
+    server.intercept({ method: 'POST', path: '/git-upload-pack' }, () => ({
+      status: 502,
+      body: 'bad gateway',
+    }));
+    assert.equal(await code(syncRepo({ url, ref: 'main', dir })), 'GIT_UNAVAILABLE transient');
+    server.intercept(
+      { method: 'POST', path: '/git-upload-pack' },
+      () => new Promise((resolve) => setTimeout(resolve, 1_500)),
+    );
+    assert.equal(
+      await code(syncRepo({ url, ref: 'main', dir, timeoutMs: 300 })),
+      'GIT_UNAVAILABLE transient',
+    );
+    const { revision } = await syncRepo({ url, ref: 'main', dir });
+    assert.equal(revision.commit, (await server.log('site', 'main'))[0]?.sha);
+    assert.equal(await readFile(join(dir, 'README.md'), 'utf8'), SITE['README.md']);
+  });
+
+  it('peak memory stays below the size of a 128 MB file outside the site, or of a 128 MB YAML file in it (reported, not read)', async () => {
     const peak = async (path: string): Promise<{ peakMiB: number; problems: string[] }> => {
       const { stdout } = await run(
         process.execPath,
@@ -184,16 +210,25 @@ describe('syncRepo keeps only the site path: memory and disk follow the site, no
     };
     const base = await peak('sites/edge');
     assert.deepEqual(base.problems, []);
-    await server.commitAs('site', { 'assets/disk.img': randomBytes(96 << 20) }, 'disk image');
+    await server.commitAs('site', { 'assets/disk.img': randomBytes(128 << 20) }, 'disk image');
     const outside = await peak('sites/edge');
-    const yaml = Buffer.from(`# ${randomBytes(72 << 20).toString('base64')}\n`);
-    await server.commitAs('site', { 'sites/edge/huge.yaml': yaml }, 'huge yaml');
+    const yaml = Buffer.from(`# ${randomBytes(96 << 20).toString('base64')}\n`);
+    await server.commitAs(
+      'site',
+      { 'assets/disk.img': null, 'sites/edge/huge.yaml': yaml },
+      'huge yaml instead',
+    );
     const inside = await peak('sites/edge');
     assert.deepEqual(inside.problems, ['FILE_TOO_LARGE']);
-    // Receiving ~100 MB over HTTP costs Node.js some 30-45 MiB of short-lived buffers whatever
-    // is done with them; before bpa kept only the site, the same syncs peaked 5x the file higher.
+    // Holding the file even once would cross the line; before bpa kept only the site, these
+    // syncs peaked about five times the file above the base. What remains is Node.js's
+    // short-lived network buffers, freed at the garbage collector's pace (40-120 MiB here).
     const growth = (m: { peakMiB: number }): number => m.peakMiB - base.peakMiB;
-    assert.ok(growth(outside) < 64, `outside: peak ${outside.peakMiB} MiB vs ${base.peakMiB} MiB`);
-    assert.ok(growth(inside) < 64, `inside: peak ${inside.peakMiB} MiB vs ${base.peakMiB} MiB`);
+    const mib = (m: { peakMiB: number }): string => m.peakMiB.toFixed(0);
+    console.log(
+      `      peak RSS: ${mib(base)} MiB without, ${mib(outside)} MiB with the file outside, ${mib(inside)} MiB with the YAML inside`,
+    );
+    assert.ok(growth(outside) < 128, `outside: peak ${mib(outside)} MiB vs ${mib(base)} MiB`);
+    assert.ok(growth(inside) < 128, `inside: peak ${mib(inside)} MiB vs ${mib(base)} MiB`);
   });
 });
