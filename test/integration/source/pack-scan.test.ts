@@ -5,6 +5,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { IN_MEMORY_MAX, PackScan } from '../../../src/source/pack-scan.js';
 
@@ -36,13 +37,14 @@ describe('PackScan against packs written by git pack-objects', function () {
     const file = join(tmp, name);
     const args = ['-C', repo, 'pack-objects', '--stdout', '--revs', '--window=10', '--depth=50'];
     if (ofs) args.push('--delta-base-offset');
-    await new Promise<void>((resolve, reject) => {
-      const child = spawn('git', args, { stdio: ['pipe', 'pipe', 'ignore'] });
-      child.stdout.pipe(createWriteStream(file));
+    const child = spawn('git', args, { stdio: ['pipe', 'pipe', 'ignore'] });
+    const exited = new Promise<void>((resolve, reject) => {
       child.on('error', reject);
       child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`))));
-      child.stdin.end('HEAD\n');
     });
+    child.stdin.end('HEAD\n');
+    // The file is complete only once the write stream has finished, not when git exits.
+    await Promise.all([pipeline(child.stdout, createWriteStream(file)), exited]);
     return file;
   };
 
