@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { parseQuery, queryArgv } from '../apply/packages/apt.js';
+import { QUERY_OK_EXIT_CODES, parseQuery, queryArgv } from '../apply/packages/apt.js';
 import type { SshPool } from '../apply/ssh/index.js';
 import { BpaError, messageOf } from '../util/errors.js';
 
@@ -45,23 +45,14 @@ export async function collectFacts(
         }
         const target = { node: t.node, address: t.ip, port: ssh.port, user: ssh.user };
         try {
+          // dpkg-query exits 1 when some package is not installed and still prints the others:
+          // the whole output counts, not a tail of it.
           const { stdout } = await ssh.pool.run(target, queryArgv(t.packages), {
             timeoutMs: ssh.timeoutMs,
+            okExitCodes: QUERY_OK_EXIT_CODES,
           });
           out.set(key, { reachable: true, installed: parseQuery(stdout, t.packages) });
         } catch (err: unknown) {
-          // dpkg-query exits 1 when some package is not installed; what it printed still counts.
-          const e = err as { code?: string; exitCode?: unknown; stdoutTail?: unknown };
-          if (err instanceof BpaError && e.code === 'REMOTE_COMMAND_FAILED' && e.exitCode === 1) {
-            out.set(key, {
-              reachable: true,
-              installed: parseQuery(
-                typeof e.stdoutTail === 'string' ? e.stdoutTail : '',
-                t.packages,
-              ),
-            });
-            return;
-          }
           out.set(key, {
             reachable: false,
             installed: {},

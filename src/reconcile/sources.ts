@@ -90,7 +90,9 @@ export class GitSource implements SiteSource {
   }
 
   private repo(): RepoOptions {
-    return { url: this.opts.url, ref: this.opts.ref, dir: this.dir, auth: this.opts.auth };
+    const repo = { url: this.opts.url, ref: this.opts.ref, dir: this.dir, auth: this.opts.auth };
+    // Only the site's files are kept and checked out, whatever else the repository holds.
+    return { ...repo, path: this.sitePath };
   }
 
   async sync(): Promise<{ siteDir: string; revision: string; digest: string }> {

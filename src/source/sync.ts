@@ -4,15 +4,24 @@ import { GIT_REF_NOT_FOUND, isRemoteFailure, toGitError } from './classify.js';
 import { httpClient } from './http-client.js';
 import { isCommitId, resolveAdvertised } from './refs.js';
 import { remoteFor } from './remote.js';
-import { fetchEverything, fetchRemoteRef, listRemoteRefs, type Link } from './transport.js';
+import { checkoutSite } from './site-checkout.js';
+import { normalizeSitePath } from './site-path.js';
+import { MissingObjectError } from './site-tree.js';
+import {
+  fetchEverything,
+  fetchRemoteRef,
+  fetchWhole,
+  listRemoteRefs,
+  recordSitePath,
+  recordedSitePath,
+  type Link,
+} from './transport.js';
 import type { RepoOptions, Revision } from './types.js';
 import {
   checkedOutCommit,
-  checkoutExact,
   ensureRepo,
   hasCommit,
   isDisposableCache,
-  isEmptyWorkTree,
   packCount,
   peelToCommit,
   type GitCache,
@@ -24,6 +33,8 @@ const MAX_PACKS = 64;
 interface Ctx extends Link {
   opts: RepoOptions;
   cache: GitCache;
+  /** The site path, normalized: only its files are kept and checked out. */
+  sitePath: string;
 }
 
 /**
@@ -41,7 +52,13 @@ export async function syncRepo(
   opts: RepoOptions,
 ): Promise<{ revision: Revision; changed: boolean }> {
   const remote = remoteFor(opts.url, opts.auth);
-  const ctx: Ctx = { opts, remote, http: httpClient(opts.http, opts.timeoutMs), cache: {} };
+  const ctx: Ctx = {
+    opts,
+    remote,
+    http: httpClient(opts.http, opts.timeoutMs),
+    cache: {},
+    sitePath: normalizeSitePath(opts.path ?? ''),
+  };
   try {
     return await syncOnce(ctx);
   } catch (err: unknown) {
@@ -64,15 +81,16 @@ export async function syncRepo(
 async function syncOnce(ctx: Ctx): Promise<{ revision: Revision; changed: boolean }> {
   const { opts } = ctx;
   const fetchedAt = Date.now();
+  await dropForeignCache(ctx);
   const local = await checkedOutCommit(opts.dir);
 
   if (isCommitId(opts.ref)) {
     const commit = opts.ref.toLowerCase();
     const revision = { commit, ref: commit, fetchedAt };
     if (local === commit) return { revision, changed: false };
-    const fresh = await prepare(ctx);
+    await prepare(ctx);
     if (!(await hasCommit(opts.dir, commit, ctx.cache))) await fetchCommitId(ctx, commit);
-    await checkoutExact(opts.dir, commit, ctx.cache, fresh);
+    await checkout(ctx, commit);
     return { revision, changed: true };
   }
 
@@ -86,27 +104,55 @@ async function syncOnce(ctx: Ctx): Promise<{ revision: Revision; changed: boolea
   if (local === target.commit) {
     return { revision: { commit: target.commit, ref: target.fullRef, fetchedAt }, changed: false };
   }
-  const fresh = await prepare(ctx);
+  await prepare(ctx);
   let commit = target.commit;
   if (!(await hasCommit(opts.dir, commit, ctx.cache))) {
     // The ref may have moved since the advertisement: what the fetch brings is what counts.
     const fetched = await fetchRemoteRef(ctx, opts.dir, target.fullRef, opts.depth ?? 1, ctx.cache);
     commit = await peelToCommit(opts.dir, fetched, ctx.cache);
   }
-  await checkoutExact(opts.dir, commit, ctx.cache, fresh);
+  await checkout(ctx, commit);
   return { revision: { commit, ref: target.fullRef, fetchedAt }, changed: true };
 }
 
 /**
- * Creates the cache, or re-creates it when fetches have piled up too many packfiles. True when
- * the working tree is empty, so a checkout has nothing to clean up.
+ * Creates the cache, or re-creates it when fetches have piled up too many packfiles, and
+ * records which site path it keeps.
  */
-async function prepare(ctx: Ctx): Promise<boolean> {
+async function prepare(ctx: Ctx): Promise<void> {
   if ((await packCount(ctx.opts.dir)) > MAX_PACKS) {
     await rm(ctx.opts.dir, { recursive: true, force: true });
   }
   await ensureRepo(ctx.opts.dir, ctx.remote.url);
-  return isEmptyWorkTree(ctx.opts.dir);
+  if ((await recordedSitePath(ctx.opts.dir)) !== ctx.sitePath) {
+    await recordSitePath(ctx.opts.dir, ctx.sitePath);
+  }
+}
+
+/**
+ * A cache that keeps another site path's files (the path was changed), or one from before
+ * caches kept only the site (its packs hold the whole repository, which reading any object
+ * would load): it is only a cache, so it is cloned again.
+ */
+async function dropForeignCache(ctx: Ctx): Promise<void> {
+  if ((await checkedOutCommit(ctx.opts.dir)) === undefined) return;
+  if ((await recordedSitePath(ctx.opts.dir)) === ctx.sitePath) return;
+  if (await isDisposableCache(ctx.opts.dir))
+    await rm(ctx.opts.dir, { recursive: true, force: true });
+}
+
+/**
+ * Checks out the site path of `commit`. A commit stored without all of its site files (one
+ * fetched for a status push, which needs only trees) is fetched whole once first.
+ */
+async function checkout(ctx: Ctx, commit: string): Promise<void> {
+  try {
+    await checkoutSite(ctx.opts.dir, commit, ctx.sitePath, ctx.cache);
+  } catch (err: unknown) {
+    if (!(err instanceof MissingObjectError)) throw err;
+    await fetchWhole(ctx, ctx.opts.dir, commit, ctx.opts.depth ?? 1);
+    await checkoutSite(ctx.opts.dir, commit, ctx.sitePath, ctx.cache);
+  }
 }
 
 /**
@@ -122,7 +168,7 @@ async function fetchCommitId(ctx: Ctx, commit: string): Promise<void> {
     if (!/not our ref|ERR /i.test(String((err as Error).message))) throw err;
   }
   if (await hasCommit(ctx.opts.dir, commit, ctx.cache)) return;
-  await fetchEverything(ctx, ctx.opts.dir, ctx.cache);
+  await fetchEverything(ctx, ctx.opts.dir, commit, ctx.cache);
   if (!(await hasCommit(ctx.opts.dir, commit, ctx.cache))) {
     throw new StalledError(GIT_REF_NOT_FOUND, `commit ${commit} is not in ${ctx.remote.url}`);
   }

@@ -1,4 +1,11 @@
 import type { HttpClient } from 'isomorphic-git';
+import type { Remote } from './remote.js';
+
+/** A remote and the HTTP client to reach it. */
+export interface Link {
+  remote: Remote;
+  http: HttpClient;
+}
 
 /**
  * Credentials for an HTTP(S) git remote. A token is sent as the basic-auth password (the
@@ -17,6 +24,11 @@ export interface RepoOptions {
   ref: string;
   /** Working-copy cache, e.g. <stateDir>/source/<hash of url> (see sourceCacheDir). */
   dir: string;
+  /**
+   * The site's directory in the repository ('' or absent: the whole repository). Only its
+   * files are stored and checked out; the rest of the repository is never kept.
+   */
+  path?: string;
   /** History depth to fetch (default 1: shallow). */
   depth?: number;
   auth?: GitAuth;

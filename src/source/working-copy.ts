@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import git from 'isomorphic-git';
 import { StalledError } from '../util/errors.js';
@@ -56,33 +56,6 @@ export async function peelToCommit(dir: string, oid: string, cache: GitCache): P
     current = (object as { object: string }).object;
   }
   return current;
-}
-
-/**
- * Checks out `commit` on a detached HEAD, discarding anything that differs from it: edited
- * tracked files are overwritten and untracked files removed, so the loader reads exactly the
- * commit and nothing a previous run or a person left behind. A first checkout into a fresh
- * repository has nothing to discard and skips that scan (a stat of every file).
- */
-export async function checkoutExact(
-  dir: string,
-  commit: string,
-  cache: GitCache,
-  fresh: boolean,
-): Promise<void> {
-  await git.checkout({ fs, dir, ref: commit, force: true, cache });
-  if (fresh) return;
-  const rows = await git.statusMatrix({ fs, dir, cache });
-  const stray: string[] = [];
-  const dirty: string[] = [];
-  for (const [file, head, workdir, stage] of rows) {
-    if (head === 0) stray.push(file);
-    else if (workdir !== 1 || stage !== 1) dirty.push(file);
-  }
-  await Promise.all(stray.map((file) => rm(join(dir, file), { force: true })));
-  if (dirty.length > 0) {
-    await git.checkout({ fs, dir, ref: commit, force: true, filepaths: dirty, cache });
-  }
 }
 
 /** True when the working tree holds nothing but the repository itself. */

@@ -182,6 +182,11 @@ export interface ExecErrorJson {
   host?: string;
 }
 
+/**
+ * `stdoutTail` and `stderrTail` are for people (messages, reports): cut to the last lines, they
+ * are never parsed. A command whose non-zero exit is an answer (dpkg-query's 1) is run with the
+ * SSH pool's `okExitCodes` and its whole output read from the result.
+ */
 export class ExecError extends BpaError {
   override readonly name = 'ExecError';
   readonly cmd: string;

@@ -79,10 +79,10 @@ export interface GitServer {
     opts?: { files?: Record<string, string>; branch?: string },
   ): Promise<string>;
   repoUrl(name: string): string;
-  /** A person's commit pushed straight into the bare repository; null deletes a file. */
+  /** A person's commit pushed straight into the bare repository (text or bytes); null deletes a file. */
   commitAs(
     repo: string,
-    files: Record<string, string | null>,
+    files: Record<string, string | Buffer | null>,
     message: string,
     opts?: { branch?: string; author?: CommitAuthor },
   ): Promise<string>;
@@ -93,7 +93,7 @@ export interface GitServer {
   git(
     repo: string,
     args: string[],
-    opts?: { input?: string; env?: Record<string, string> },
+    opts?: { input?: string | Buffer; env?: Record<string, string> },
   ): Promise<string>;
   /** Runs `hook` before the matching request reaches http-backend; it may delay or answer it. */
   intercept(match: InterceptMatch, hook: InterceptHook): void;
@@ -207,7 +207,7 @@ class FakeGitServer implements GitServer {
 
   async commitAs(
     repo: string,
-    files: Record<string, string | null>,
+    files: Record<string, string | Buffer | null>,
     message: string,
     opts: { branch?: string; author?: CommitAuthor } = {},
   ): Promise<string> {
@@ -224,7 +224,7 @@ class FakeGitServer implements GitServer {
   private async writeCommit(
     repo: string,
     branch: string,
-    files: Record<string, string | null>,
+    files: Record<string, string | Buffer | null>,
     message: string,
     author: CommitAuthor,
     root: boolean,
@@ -307,7 +307,7 @@ class FakeGitServer implements GitServer {
   git(
     repo: string,
     args: string[],
-    opts: { input?: string; env?: Record<string, string> } = {},
+    opts: { input?: string | Buffer; env?: Record<string, string> } = {},
   ): Promise<string> {
     return this.run(['--git-dir', this.repoDir(repo), ...args], this.root, opts);
   }
@@ -315,7 +315,7 @@ class FakeGitServer implements GitServer {
   private run(
     args: string[],
     cwd: string,
-    opts: { input?: string; env?: Record<string, string> } = {},
+    opts: { input?: string | Buffer; env?: Record<string, string> } = {},
   ): Promise<string> {
     return new Promise((resolve, reject) => {
       const child = spawn('git', args, { cwd, env: { ...this.gitEnv(), ...opts.env } });

@@ -62,5 +62,8 @@ export interface ClusterReport {
     conditions: Array<{ type: string; status: string; reason: string; message: string }>;
     nodes: Array<{ name: string; reachable?: boolean; packages?: Record<string, string | null> }>;
     lastOperation?: Array<{ action: string; result: string; message?: string }>;
+    kubernetesVersion?: string;
+    podSubnet?: string | null;
+    notes?: string[];
   };
 }

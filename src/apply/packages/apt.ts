@@ -69,6 +69,9 @@ export function updateArgv(mirror: boolean): string[] {
   return [...APT_ENV, 'apt-get', 'update', '-q', ...LOCK_WAIT, ...only];
 }
 
+/** dpkg-query exits 1 when a package asked about is not installed: an answer, not a failure. */
+export const QUERY_OK_EXIT_CODES: readonly number[] = [0, 1];
+
 export function queryArgv(names: readonly string[]): string[] {
   names.forEach((name) => checkPackage({ name }));
   return [

@@ -7,6 +7,7 @@ import type { PackagePort, PackageResult } from '../ports.js';
 import type { SshPool } from '../ssh/index.js';
 import {
   MIRROR_LIST,
+  QUERY_OK_EXIT_CODES,
   checkMirror,
   installArgv,
   missingPackage,
@@ -99,15 +100,13 @@ export class SshPackages implements PackagePort {
           } else throw err;
         }
       }
-      const installed = parseQuery(
-        (
-          await run(queryArgv(names), 60_000).catch((e: unknown) => ({
-            stdout: stdoutOf(e),
-            stderr: '',
-          }))
-        ).stdout,
-        names,
-      );
+      // Read with the whole output (exit 1 means "some not installed"); any other failure
+      // is reported as itself, never as packages that seem to be missing.
+      const query = await this.opts.pool.run(target, queryArgv(names), {
+        timeoutMs: 60_000,
+        okExitCodes: QUERY_OK_EXIT_CODES,
+      });
+      const installed = parseQuery(query.stdout, names);
       const wrong = changes.filter((c) =>
         mode === 'remove'
           ? installed[c.name] !== null
@@ -148,9 +147,4 @@ export class SshPackages implements PackagePort {
 function stderrOf(err: unknown): string {
   const e = err as { stderrTail?: unknown; message?: unknown };
   return `${typeof e.stderrTail === 'string' ? e.stderrTail : ''}\n${typeof e.message === 'string' ? e.message : ''}`;
-}
-
-function stdoutOf(err: unknown): string {
-  const e = err as { stdoutTail?: unknown };
-  return typeof e.stdoutTail === 'string' ? e.stdoutTail : '';
 }

@@ -101,8 +101,9 @@ export class SshPool {
       // A connection that died while idle (host rebooted) fails before the command starts:
       // one fresh connection is safe, the command cannot have run.
       if (!result.started && !result.timedOut && conn.closed && attempt === 0) continue;
-      if (result.exitCode === 0 && !result.timedOut) {
-        return { stdout: result.stdout, stderr: result.stderr };
+      const ok = opts.okExitCodes ?? [0];
+      if (result.exitCode !== null && ok.includes(result.exitCode) && !result.timedOut) {
+        return { stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode };
       }
       throw failure(target, cmdline, timeoutMs, result);
     }

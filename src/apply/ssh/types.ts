@@ -26,11 +26,19 @@ export interface RunOptions {
   stdin?: string;
   /** Set through `env NAME=value` on the command line (sshd drops most client variables). */
   env?: Record<string, string>;
+  /**
+   * Exit codes that are answers, not failures (default: only 0). `dpkg-query` exits 1 when a
+   * package is not installed and still prints the others: the caller needs all of its output.
+   */
+  okExitCodes?: readonly number[];
 }
 
 export interface RunResult {
+  /** The whole output, never a tail: callers parse it. */
   stdout: string;
   stderr: string;
+  /** One of `okExitCodes` (0 unless the caller accepted others). */
+  exitCode: number;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;

@@ -1,4 +1,4 @@
-import { readFile, realpath } from 'node:fs/promises';
+import { open, realpath } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import type { Lease } from '../types.js';
 import { error, warning, type Problem } from '../../util/problem.js';
@@ -101,6 +101,14 @@ const REASONS: Record<string, string> = {
   EISDIR: 'is a directory',
 };
 
+/**
+ * The largest lease file bpa reads. Parsing holds the text and every entry of it at once (about
+ * ten times the file's size in memory), so a runaway file would take the controller past its
+ * memory limit; a real one is far smaller (dnsmasq: ~100 bytes per lease; ISC and Kea append a
+ * record per renewal until their hourly cleanup). A larger file is reported and not read.
+ */
+export const MAX_LEASE_FILE_BYTES = 32 * 1024 * 1024;
+
 async function readText(path: string, root?: string): Promise<ReadOutcome> {
   try {
     // The file is read where its links lead, and only when that is inside the site.
@@ -115,7 +123,25 @@ async function readText(path: string, root?: string): Promise<ReadOutcome> {
         missing: false,
       };
     }
-    return { text: await readFile(real, 'utf8') };
+    // The size is checked on the open file, so what is read is what was measured.
+    const file = await open(real, 'r');
+    try {
+      const { size } = await file.stat();
+      if (size > MAX_LEASE_FILE_BYTES) {
+        const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+        return {
+          problem: warning(
+            LEASE_FILE_UNREADABLE,
+            `lease file ${path} is ${mib(size)}, over the ${mib(MAX_LEASE_FILE_BYTES)} bpa reads; it was not read`,
+            { file: path },
+          ),
+          missing: false,
+        };
+      }
+      return { text: await file.readFile('utf8') };
+    } finally {
+      await file.close();
+    }
   } catch (err: unknown) {
     const code = (err as NodeJS.ErrnoException).code;
     const why =

@@ -4,6 +4,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { requireLoopbackOnly } from '../../netns/loopback-only.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BPA = join(ROOT, 'bin', 'bpa');
@@ -198,6 +199,8 @@ describe('bpa plan with the inventory from the Kubernetes API', function () {
 
 describe('bpa plan --inventory DIR and bpa apply --plan-hash', function () {
   this.timeout(60_000);
+  // `apply` on the example site: its hosts' addresses must be unreachable.
+  requireLoopbackOnly();
   let tmp: string;
   before(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'bpa-plan-dir-'));

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeKube, type FakeKube } from '../../fakes/kube-api-server.js';
 import { ROOT, spawnBpa, waitFor } from '../apply/harness.js';
+import { requireLoopbackOnly } from '../../netns/loopback-only.js';
 
 interface Replica {
   child: ChildProcess;
@@ -29,6 +30,8 @@ async function runs(url: string): Promise<number> {
 /** Two `bpa serve --leader-elect` replicas: one reconciles, the other stands by and takes over. */
 describe('bpa serve --leader-elect', function () {
   this.timeout(90_000);
+  // Serves the example's inventory: its hosts' addresses must be unreachable.
+  requireLoopbackOnly();
   let kube: FakeKube;
   let tmp: string;
   const replicas: Replica[] = [];

@@ -4,6 +4,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, spawnBpa, waitFor } from '../apply/harness.js';
+import { requireLoopbackOnly } from '../../netns/loopback-only.js';
 
 async function watchRuns(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -16,6 +17,8 @@ async function watchRuns(url: string): Promise<number> {
 /** bpa serve --watch DIR: a local site followed with file watching, for development. */
 describe('bpa serve --watch DIR', function () {
   this.timeout(60_000);
+  // Serves the example's inventory: its hosts' addresses must be unreachable.
+  requireLoopbackOnly();
   let tmp: string;
   let child: ChildProcess | undefined;
   let stderr = '';

@@ -6,12 +6,15 @@ import { fileURLToPath } from 'node:url';
 import { startGitServer, type GitServer } from '../../fakes/git-server.js';
 import { readTree } from '../../fakes/tree.js';
 import { bpa } from '../apply/harness.js';
+import { requireLoopbackOnly } from '../../netns/loopback-only.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../sites/example', import.meta.url));
 
 /** --verify-signatures end to end: an unsigned revision is rejected and reported, nothing applied. */
 describe('reconcile --once --repo --verify-signatures', function () {
   this.timeout(60_000);
+  // Reconciles the example site: its hosts' addresses must be unreachable.
+  requireLoopbackOnly();
   let git: GitServer;
   let tmp: string;
   before(async () => {

@@ -86,6 +86,24 @@ describe('SshPool against lab hosts (real sshd)', function () {
     assert.equal(err.toJSON().exitCode, 3);
   });
 
+  it('returns the whole stdout for an exit code the caller accepts, and still fails on others', async () => {
+    // 100 lines, far past the 20-line / 2 KiB tail an ExecError keeps for display.
+    const script = 'seq 1 100; echo warn >&2; exit "$0"';
+    const r = await pool.run(targetOf(h1), ['sh', '-c', script, '1'], { okExitCodes: [0, 1] });
+    assert.equal(r.exitCode, 1);
+    assert.equal(r.stdout, `${Array.from({ length: 100 }, (_, i) => i + 1).join('\n')}\n`);
+    assert.equal(r.stderr, 'warn\n');
+    const ok = await pool.run(targetOf(h1), ['sh', '-c', script, '0'], { okExitCodes: [0, 1] });
+    assert.equal(ok.exitCode, 0);
+    const err = await rejection(
+      pool.run(targetOf(h1), ['sh', '-c', script, '2'], { okExitCodes: [0, 1] }),
+    );
+    assert.ok(err instanceof ExecError);
+    assert.equal(err.exitCode, 2);
+    const notAccepted = await rejection(pool.run(targetOf(h1), ['sh', '-c', script, '1']));
+    assert.ok(notAccepted instanceof ExecError, 'exit 1 fails unless the caller accepts it');
+  });
+
   it('classifies a missing remote command', async () => {
     const err = await rejection(pool.run(targetOf(h1), ['bpa-no-such-command', 'x']));
     assert.ok(err instanceof ExecError);

@@ -471,7 +471,7 @@ metadata:
       for (const line of leaseText.trim().split('\n')) {
         const [expiry, mac, ip] = line.split(' ');
         assert.ok(Number(expiry) > Date.now() / 1000, `${line}: expires in the future`);
-        assert.match(ip ?? '', /^198\.18\.0\.\d+$/);
+        assert.match(ip ?? '', /^192\.0\.2\.\d+$/);
         leases.set(String(mac), String(ip));
       }
       let eligible = 0;

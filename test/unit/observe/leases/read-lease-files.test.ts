@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readLeaseFiles } from '../../../../src/observe/leases/read-lease-files.js';
@@ -103,6 +103,25 @@ describe('observe/leases readLeaseFiles', () => {
       ],
     );
     assert.match(problems[0]?.message ?? '', /no such file/);
+  });
+
+  it('refuses a lease file over the size limit without reading it, and still reads the others', async () => {
+    const dnsmasq = join(dir, 'dnsmasq.leases');
+    await writeFile(dnsmasq, '1795125600 52:54:00:08:00:07 10.0.8.7 * *\n');
+    const huge = join(dir, 'huge.leases');
+    // Sparse: one byte over the documented 32 MiB costs no disk.
+    await writeFile(huge, '');
+    await truncate(huge, 32 * 1024 * 1024 + 1);
+    const { leases, problems } = await readLeaseFiles([huge, dnsmasq], NOW);
+    assert.deepStrictEqual(origins(leases), { '52:54:00:08:00:07': 'dnsmasq.leases:1' });
+    assert.deepStrictEqual(
+      problems.map((p) => [p.code, p.severity, p.file]),
+      [['LEASE_FILE_UNREADABLE', 'warning', huge]],
+    );
+    assert.match(
+      problems[0]?.message ?? '',
+      /is 32\.0 MiB, over the 32\.0 MiB bpa reads; it was not read/,
+    );
   });
 
   it('merges files of different formats, newest lease per MAC, and passes on their problems', async () => {
