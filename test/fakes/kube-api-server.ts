@@ -108,6 +108,13 @@ export interface FaultSpec {
   reason?: string;
 }
 
+function matches(match: FaultMatch, method: string, pathname: string): boolean {
+  return (
+    (match.method === undefined || match.method.toUpperCase() === method) &&
+    (match.pathPrefix === undefined || pathname.startsWith(match.pathPrefix))
+  );
+}
+
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface FakeKube {
@@ -142,6 +149,12 @@ export interface FakeKube {
   setPodLog(namespace: string, name: string, text: string): void;
   fail(match: FaultMatch, fault: FaultSpec): void;
   clearFaults(): void;
+  /**
+   * Requests that match wait, unanswered, until `release()` (or `stop()`): a write that hangs
+   * exactly where a test wants bpa to be when it is killed.
+   */
+  hold(match: FaultMatch): void;
+  release(): void;
   setLatency(ms: number): void;
   /** The newest resourceVersion handed out. */
   resourceVersion(): string;
@@ -298,6 +311,8 @@ class FakeKubeServer implements FakeKube {
   // Events at or below this resourceVersion have been dropped from the history.
   private compactedRv = 0;
   private latencyMs: number;
+  private holds: FaultMatch[] = [];
+  private held: Array<() => void> = [];
   private tempDir = '';
   private stopped = false;
 
@@ -327,6 +342,7 @@ class FakeKubeServer implements FakeKube {
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    for (const wake of this.held.splice(0)) wake();
     for (const w of this.watchers) w.res.end();
     this.watchers.clear();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -399,6 +415,15 @@ class FakeKubeServer implements FakeKube {
 
   clearFaults(): void {
     this.faults = [];
+  }
+
+  hold(match: FaultMatch): void {
+    this.holds.push(match);
+  }
+
+  release(): void {
+    this.holds = [];
+    for (const wake of this.held.splice(0)) wake();
   }
 
   setLatency(ms: number): void {
@@ -827,6 +852,9 @@ class FakeKubeServer implements FakeKube {
     this.requests.push(record);
 
     if (this.latencyMs > 0) await this.sleep(this.latencyMs);
+    if (this.holds.some((m) => matches(m, method, url.pathname))) {
+      await new Promise<void>((resolve) => this.held.push(resolve));
+    }
     if (this.stopped) return;
     try {
       this.checkAuth(req);
@@ -862,12 +890,7 @@ class FakeKubeServer implements FakeKube {
   }
 
   private checkFaults(method: string, pathname: string): void {
-    const fault = this.faults.find(
-      (f) =>
-        f.remaining > 0 &&
-        (f.match.method === undefined || f.match.method.toUpperCase() === method) &&
-        (f.match.pathPrefix === undefined || pathname.startsWith(f.match.pathPrefix)),
-    );
+    const fault = this.faults.find((f) => f.remaining > 0 && matches(f.match, method, pathname));
     if (!fault) return;
     fault.remaining -= 1;
     this.faults = this.faults.filter((f) => f.remaining > 0);
