@@ -6,7 +6,7 @@
  * file, line and cause, and the other hosts are used.
  */
 import type { LoadedSite } from '../load/index.js';
-import { NULL_MAC, normalizeMac } from '../observe/types.js';
+import { NULL_MAC, normalizeMac } from '../util/mac.js';
 import { error, pointer, warning, type Problem } from '../util/problem.js';
 import { classify, type KindedDocument, type Reader } from './classify.js';
 import type { InventoryDocument } from './model.js';

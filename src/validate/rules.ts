@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
-import { normalizeMac } from '../observe/types.js';
+import { normalizeMac } from '../util/mac.js';
 import { error, pointer, warning, type Problem } from '../util/problem.js';
 import { quantityToUnits } from '../util/quantity.js';
-import type { KindedDocument } from './index.js';
+import type { KindedDocument } from './classify.js';
 import { buildInventory } from './inventory.js';
 import type {
   ClusterModel,
