@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import pLimit from 'p-limit';
 import type { PlannedNode } from '../plan/index.js';
-import { writeFileAtomic } from '../state/atomic.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { BpaError, StalledError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { AccessPort } from './ports.js';

@@ -5,7 +5,7 @@ import { DEFAULT_LIMITS } from '../load/limits.js';
 import { siteDigest } from '../load/digest.js';
 import { readSite } from '../load/read-site.js';
 import { STATUS_DIR } from '../report/status.js';
-import { writeFileAtomic } from '../state/atomic.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { sourceCacheDir } from '../source/cache-dir.js';
 import { normalizeSitePath } from '../source/site-path.js';
 import type { GitAuth, RepoOptions } from '../source/types.js';
