@@ -16,7 +16,7 @@ import {
   type SshOptions,
   type SshPool,
   type SshTarget,
-} from './ssh/index.js';
+} from '../ssh/index.js';
 
 export interface SshAccessOptions {
   pool: SshPool;

@@ -24,13 +24,18 @@ import type {
   PackagePort,
   PublishPort,
 } from './ports.js';
-import { SshSession, type OpenSsh } from './ssh-session.js';
+import { SshSession, type OpenSsh } from '../ssh/session.js';
 import {
   readCredentialsFile,
   readSecretCredentials,
   type BootstrapCredentials,
-} from './ssh/index.js';
-import { factsKey, type FactsMap, type FactsTarget } from '../observe/facts.js';
+} from '../ssh/index.js';
+import {
+  factsKey,
+  readFacts as readNodeFacts,
+  type FactsMap,
+  type FactsTarget,
+} from '../observe/facts.js';
 
 export interface ApplyRunOptions {
   env: NodeJS.ProcessEnv;
@@ -87,7 +92,7 @@ export async function runApply(
   const ssh = new SshSession();
   const readFacts = async (targets: FactsTarget[], c: Config): Promise<FactsMap> => {
     if (opts.ports) return opts.ports.facts.read(targets);
-    return ssh.facts(targets, c);
+    return readNodeFacts(ssh, targets, c);
   };
   try {
     const run = await runPlan(path, remember, opts.env, opts.now, readFacts);

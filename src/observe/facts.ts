@@ -1,6 +1,8 @@
 import pLimit from 'p-limit';
 import { QUERY_OK_EXIT_CODES, parseQuery, queryArgv } from '../apply/packages/apt.js';
-import type { SshPool } from '../apply/ssh/index.js';
+import type { Config } from '../config/options.js';
+import type { SshPool } from '../ssh/pool.js';
+import type { SshSession } from '../ssh/session.js';
 import { BpaError, messageOf } from '../util/errors.js';
 
 /** What a node reports about itself: installed versions of the packages bpa manages there. */
@@ -66,4 +68,23 @@ export async function collectFacts(
     ),
   );
   return out;
+}
+
+/** How long reading one node's facts may take. */
+const FACTS_TIMEOUT_MS = 30_000;
+
+/** What the nodes report (installed packages), read through bpa's SSH session as apply reads it. */
+export async function readFacts(
+  session: SshSession,
+  targets: readonly FactsTarget[],
+  cfg: Config,
+): Promise<FactsMap> {
+  const { pool } = await session.open(cfg);
+  return collectFacts(targets, {
+    pool,
+    user: cfg.sshUser,
+    port: cfg.sshPort,
+    maxParallelHosts: cfg.maxParallelHosts,
+    timeoutMs: FACTS_TIMEOUT_MS,
+  });
 }

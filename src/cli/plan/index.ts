@@ -58,7 +58,10 @@ export function registerPlan(
     'packageMirrors',
   ]);
   cmd.action(async (path: string, opts: Record<string, unknown>) => {
-    const { SshSession, hasSshKey } = await import('../../apply/ssh-session.js');
+    const [{ SshSession, hasSshKey }, { readFacts }] = await Promise.all([
+      import('../../ssh/session.js'),
+      import('../../observe/facts.js'),
+    ]);
     const ssh = new SshSession();
     let run;
     try {
@@ -68,7 +71,7 @@ export function registerPlan(
         env,
         now(),
         async (targets, cfg) =>
-          targets.length && (await hasSshKey(cfg)) ? ssh.facts(targets, cfg) : undefined,
+          targets.length && (await hasSshKey(cfg)) ? readFacts(ssh, targets, cfg) : undefined,
       );
     } finally {
       await ssh.close();

@@ -5,9 +5,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { ExecError } from '../../util/exec-error.js';
-import { StalledError, type RuntimeCode } from '../../util/errors.js';
-import { command } from '../../util/shell-quote.js';
+import { ExecError } from '../util/exec-error.js';
+import { StalledError, type RuntimeCode } from '../util/errors.js';
+import { command } from '../util/shell-quote.js';
 import { connect, type SshConnection } from './connect.js';
 import { execOnConnection, type ChannelResult, type ExecOptions } from './exec.js';
 import { HostKeyStore } from './host-keys.js';
