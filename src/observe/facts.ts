@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { QUERY_OK_EXIT_CODES, parseQuery, queryArgv } from '../apply/packages/apt.js';
+import { QUERY_OK_EXIT_CODES, parseQuery, queryArgv } from '../apt/commands.js';
 import type { Config } from '../config/options.js';
 import type { SshPool } from '../ssh/pool.js';
 import type { SshSession } from '../ssh/session.js';

@@ -15,7 +15,7 @@ import {
   queryArgv,
   removeArgv,
   updateArgv,
-} from './apt.js';
+} from '../../apt/commands.js';
 
 export interface SshPackagesOptions {
   pool: SshPool;

@@ -7,7 +7,7 @@ import {
   parseQuery,
   queryArgv,
   removeArgv,
-} from '../../../src/apply/packages/apt.js';
+} from '../../../src/apt/commands.js';
 import { remoteCommand } from '../../../src/ssh/index.js';
 
 describe('apt command lines (the executor layer of injection defence)', () => {
