@@ -5,7 +5,8 @@ import {
   type V1LeaseSpec,
   V1MicroTime,
 } from '@kubernetes/client-node';
-import { abortable, httpStatus, pause, serverMessage } from '../apply/k8s/api.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { abortable, httpStatus, serverMessage } from '../kube/api.js';
 import { StalledError, messageOf } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 
@@ -132,14 +133,18 @@ export class LeaderElector {
         return true;
       }
       // Jitter keeps candidates that started together from colliding on every attempt.
-      await pause(this.retryMs * (1 + Math.random() * 0.2), this.stopped.signal);
+      await sleep(this.retryMs * (1 + Math.random() * 0.2), undefined, {
+        signal: this.stopped.signal,
+      }).catch(() => undefined);
     }
     return false;
   }
 
   private async renewWhileLeading(): Promise<void> {
     for (;;) {
-      await pause(Math.min(this.retryMs, this.untilDeadline()), this.stopped.signal);
+      await sleep(Math.max(0, Math.min(this.retryMs, this.untilDeadline())), undefined, {
+        signal: this.stopped.signal,
+      }).catch(() => undefined);
       if (this.stopped.signal.aborted) return;
       const left = this.untilDeadline();
       if (left <= 0) break;

@@ -11,7 +11,7 @@ import {
   explainApiError,
   httpStatus,
   labelValue,
-} from './api.js';
+} from '../../kube/api.js';
 import { StalledError, TransientError } from '../../util/errors.js';
 
 /** Write attempts before giving up on a object someone else keeps changing. */
