@@ -2,7 +2,7 @@ import { parse as yamlParse } from 'yaml';
 import type { Config } from '../config/options.js';
 import { runApply, type ApplyPorts, type ApplyRun } from '../apply/run.js';
 import { buildReports, type ClusterStatusDoc, type SiteStatusDoc } from '../report/status.js';
-import type { ClusterSummary, ReconcileSummary, Trigger } from '../serve/types.js';
+import type { ClusterSummary, ReconcileSummary, Trigger } from './summary.js';
 import { StateLock } from '../state/lock.js';
 import { StateStore } from '../state/store.js';
 import { BpaError, messageOf } from '../util/errors.js';
