@@ -110,7 +110,7 @@ export class GitSource implements SiteSource {
 
   private async reportTexts(siteDir: string): Promise<Map<string, string>> {
     if (!this.opts.statusBranch) return readReportTexts(siteDir);
-    const { readBranchDir } = await import('../report/read-branch.js');
+    const { readBranchDir } = await import('../source/read-branch.js');
     const dir = this.sitePath ? `${this.sitePath}/${STATUS_DIR}` : STATUS_DIR;
     const files = await readBranchDir(this.repo(), this.opts.statusBranch, dir);
     return new Map(
@@ -148,7 +148,7 @@ export class GitSource implements SiteSource {
     const branch =
       this.opts.statusBranch ||
       (this.opts.ref.startsWith('refs/heads/') ? this.opts.ref.slice(11) : this.opts.ref);
-    const { commitAndPush } = await import('../report/git-push.js');
+    const { commitAndPush } = await import('../source/git-push.js');
     const result = await commitAndPush(this.repo(), {
       files: changed,
       message,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BpaError } from '../../../src/util/errors.js';
 import { syncRepo, type RepoOptions } from '../../../src/source/git.js';
-import { commitAndPush } from '../../../src/report/git-push.js';
+import { commitAndPush } from '../../../src/source/git-push.js';
 import { LocalSource } from '../../../src/reconcile/sources.js';
 import { startGitServer, type GitServer } from '../../fakes/git-server.js';
 import { runCli } from '../../unit/validate/run-cli.js';

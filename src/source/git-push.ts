@@ -4,13 +4,13 @@ import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import git from 'isomorphic-git';
 import { StalledError, TransientError, sanitize } from '../util/errors.js';
-import { GIT_PUSH_DECLINED, GIT_PUSH_REJECTED, redact, toGitError } from '../source/classify.js';
-import { httpClient } from '../source/http-client.js';
-import { remoteFor } from '../source/remote.js';
-import { fetchRemoteRef, listRemoteRefs, type Link } from '../source/transport.js';
-import { editTree } from '../source/tree-edit.js';
-import type { RepoOptions } from '../source/types.js';
-import { ensureRepo, hasCommit, type GitCache } from '../source/working-copy.js';
+import { GIT_PUSH_DECLINED, GIT_PUSH_REJECTED, redact, toGitError } from './classify.js';
+import { httpClient } from './http-client.js';
+import { remoteFor } from './remote.js';
+import { fetchRemoteRef, listRemoteRefs, type Link } from './transport.js';
+import { editTree } from './tree-edit.js';
+import type { RepoOptions } from './types.js';
+import { ensureRepo, hasCommit, type GitCache } from './working-copy.js';
 
 export interface StatusCommit {
   /** Repo-relative path → content (null deletes). */
