@@ -1,5 +1,6 @@
 import { parse as yamlParse } from 'yaml';
 import type { Config } from '../config/options.js';
+import type { SiteSource } from '../source/site-source.js';
 import { runApply, type ApplyPorts, type ApplyRun } from '../apply/run.js';
 import { buildReports, type ClusterStatusDoc, type SiteStatusDoc } from '../report/status.js';
 import type { ClusterSummary, ReconcileSummary, Trigger } from './summary.js';
@@ -11,9 +12,6 @@ import { redact } from '../util/redact.js';
 import { error, hasErrors, type Problem } from '../util/problem.js';
 import { rebuildState } from './rebuild.js';
 import { readSourceState, writeSourceState } from './source-state.js';
-import type { SiteSource } from './sources.js';
-
-export { GitSource, LocalSource, type SiteSource } from './sources.js';
 
 export interface ReconcilerOptions {
   source: SiteSource;

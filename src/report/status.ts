@@ -7,8 +7,8 @@ import type { AppliedState } from '../state/applied.js';
 import type { Problem } from '../util/problem.js';
 import { redact } from '../util/redact.js';
 import type { SiteModel } from '../validate/model.js';
+import { STATUS_DIR } from '../source/site-path.js';
 
-export const STATUS_DIR = 'status';
 const API_VERSION = 'bpa.akraino.org/v1alpha1';
 
 export type Phase = 'Ready' | 'Provisioning' | 'Degraded' | 'Failed' | 'Blocked' | 'Rejected';
