@@ -12,13 +12,13 @@ import {
   displayPath,
   formatGithub,
   formatText,
-  plural,
   problemsJson,
   type ProblemFormat,
 } from '../output/problems.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
 import { printable } from '../../util/printable.js';
+import { pluralize } from '../../util/pluralize.js';
 
 /** `bpa validate [PATH]`: every problem of a site, for pull requests. */
 export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEnv): void {
@@ -81,15 +81,15 @@ export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEn
       } else {
         io.out(formatText(problems));
         const where = printable(displayPath(process.cwd(), path) ?? path);
-        const scope = `${plural(result.documents, 'document')} in ${plural(result.files, 'file')}`;
+        const scope = `${pluralize(result.documents, 'document')} in ${pluralize(result.files, 'file')}`;
         if (errors === 0) {
           const clusters = result.clusters.length;
           io.out(
-            `${where}: valid (${scope}, ${plural(clusters, 'cluster')}${warnings ? `, ${plural(warnings, 'warning')}` : ''})\n`,
+            `${where}: valid (${scope}, ${pluralize(clusters, 'cluster')}${warnings ? `, ${pluralize(warnings, 'warning')}` : ''})\n`,
           );
         } else {
           io.out(
-            `${where}: ${plural(errors, 'error')}, ${plural(warnings, 'warning')} (${scope})\n`,
+            `${where}: ${pluralize(errors, 'error')}, ${pluralize(warnings, 'warning')} (${scope})\n`,
           );
         }
       }
