@@ -4,12 +4,8 @@ import { BpaError, StalledError, TransientError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { excerpt, redact } from '../../util/redact.js';
 import type { InstallerPath, InstallerPort, InstallerRequest, StepHandle } from '../ports.js';
-import {
-  expandCommand,
-  findRunningInstaller,
-  killProcessGroup,
-  runLocalInstaller,
-} from './local.js';
+import { killProcessGroup } from '../../util/proc.js';
+import { expandCommand, findRunningInstaller, runLocalInstaller } from './local.js';
 import { ansibleDirs, ansibleEnv } from './ansible-env.js';
 import { usesKubespray } from './command.js';
 
