@@ -1,5 +1,5 @@
-import { BpaError, TransientError, messageOf, sanitize } from '../util/errors.js';
-import { redact } from '../util/redact.js';
+import { BpaError, TransientError, messageOf } from '../util/errors.js';
+import { redact, sanitize } from '../util/redact.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { isSuccess, type ReconcileSummary, type Trigger } from '../reconcile/summary.js';
 import type { ReconcileFn, RunRecord } from './types.js';

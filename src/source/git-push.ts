@@ -2,7 +2,8 @@
 // merging: a push that loses a race is redone from scratch on top of the new remote head.
 import fs from 'node:fs';
 import git from 'isomorphic-git';
-import { StalledError, TransientError, sanitize } from '../util/errors.js';
+import { StalledError, TransientError } from '../util/errors.js';
+import { sanitize } from '../util/redact.js';
 import { backoff, retry } from '../util/retry.js';
 import { GIT_PUSH_DECLINED, GIT_PUSH_REJECTED, redact, toGitError } from './classify.js';
 import { httpClient } from './http-client.js';

@@ -6,7 +6,8 @@
 import type { WriteStream } from 'node:fs';
 import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { BpaError, StalledError, messageOf, sanitize } from '../../util/errors.js';
+import { BpaError, StalledError, messageOf } from '../../util/errors.js';
+import { masker } from '../../util/redact.js';
 import { waitForExit } from '../../util/proc.js';
 import { SpawnError, startProcess, type RunningProcess } from '../../util/run-process.js';
 import { removePidFile, writePidFile } from './pid-file.js';
@@ -50,15 +51,6 @@ export interface RunOptions {
 
 const TAIL_LINES = 20;
 const LOG_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
-function redactor(secrets: readonly string[] | undefined): (line: string) => string {
-  const masked = (secrets ?? []).filter((s) => s.length > 0);
-  return (line) => {
-    let out = sanitize(line);
-    for (const s of masked) out = out.split(s).join('***');
-    return out;
-  };
-}
 
 async function checkCwd(cwd: string): Promise<void> {
   const info = await stat(cwd).catch(() => undefined);
@@ -151,7 +143,7 @@ export async function runLocalInstaller(argv: string[], opts: RunOptions): Promi
   const logFile = join(opts.logDir, opts.logName);
   // Opened before the installer starts: an installer whose log cannot be written is not run.
   const log = await openLog(logFile);
-  const redact = redactor(opts.secrets);
+  const redact = masker(opts.secrets ?? []);
   const startedAt = new Date();
   const command = redact(argv.join(' '));
   log.write(`# bpa: ${startedAt.toISOString()} start: ${command} (in ${opts.cwd})\n`);
