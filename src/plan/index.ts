@@ -154,7 +154,7 @@ function diffCluster(
   const notes: string[] = [];
   const name = cluster.name;
   const desiredPackages = (roles: readonly Role[]): PackageSpec[] =>
-    packagesFor(cluster.masterSoftware, cluster.workerSoftware, roles, name, problems);
+    packagesFor(cluster.masterSoftware, cluster.workerSoftware, roles);
 
   if (blocked) {
     notes.push(
@@ -569,38 +569,18 @@ function removedCluster(a: AppliedCluster, input: PlanInput): ClusterPlan {
   return plan;
 }
 
-/** The packages of a node's roles; a dual-role node gets both lists. */
+/**
+ * The packages of a node's roles; a dual-role node gets both lists, the masters' pin first
+ * (two different pins are a PACKAGE_CONFLICT of the site: it does not validate).
+ */
 function packagesFor(
   master: PackageSpec[],
   worker: PackageSpec[],
   roles: readonly Role[],
-  cluster: string,
-  problems: Problem[],
 ): PackageSpec[] {
   const out = new Map<string, PackageSpec>();
   for (const role of roles) {
-    for (const p of role === 'master' ? master : worker) {
-      const have = out.get(p.name);
-      if (have && have.version !== p.version) {
-        if (
-          !problems.some(
-            (x) =>
-              x.code === 'PACKAGE_CONFLICT' &&
-              x.message.includes(`"${p.name}"`) &&
-              x.message.includes(cluster),
-          )
-        ) {
-          problems.push(
-            error(
-              'PACKAGE_CONFLICT',
-              `cluster ${cluster}: package "${p.name}" is pinned to ${have.version ?? 'any version'} for masters and ${p.version ?? 'any version'} for workers; a dual-role node cannot have both`,
-            ),
-          );
-        }
-        continue;
-      }
-      out.set(p.name, p);
-    }
+    for (const p of role === 'master' ? master : worker) if (!out.has(p.name)) out.set(p.name, p);
   }
   return [...out.values()];
 }

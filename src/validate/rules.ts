@@ -5,7 +5,7 @@ import { buildCluster } from './cluster-model.js';
 import { at, meta, ref, spec, type Doc } from './doc.js';
 import { buildInventory } from './inventory.js';
 import type { ClusterModel, SiteModel, SiteSettings } from './model.js';
-import { checkMacsAcrossSite } from './site-rules.js';
+import { checkMacsAcrossSite, checkPackageConflicts } from './site-rules.js';
 
 /**
  * The rules that span documents, and the construction of the typed model from documents
@@ -27,6 +27,7 @@ export function buildModel(
   }
   clusters.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   checkMacsAcrossSite(clusters, problems);
+  checkPackageConflicts(clusters, problems);
   return {
     clusters,
     site: buildSite(docs, problems),
