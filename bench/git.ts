@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { syncRepo } from '../src/source/git.js';
-import { commitAndPush } from '../src/report/git-push.js';
+import { commitAndPush } from '../src/source/git-push.js';
 import {
   startGitServer,
   type GitServer,

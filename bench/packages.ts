@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SshPackages } from '../src/apply/packages/ssh-packages.js';
-import { SshPool } from '../src/apply/ssh/index.js';
+import { SshPool } from '../src/ssh/index.js';
 import type { PackageChange, PlannedNode } from '../src/plan/index.js';
 import { silentLogger } from '../src/util/log.js';
 import { startAptRepo } from '../test/lab/apt-repo.js';

@@ -1,10 +1,10 @@
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import pLimit from 'p-limit';
 import type { PlannedNode } from '../plan/index.js';
-import { writeFileAtomic } from '../state/atomic.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { BpaError, StalledError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
+import { runProcess } from '../util/run-process.js';
 import type { AccessPort } from './ports.js';
 import {
   bootstrapKey,
@@ -16,7 +16,7 @@ import {
   type SshOptions,
   type SshPool,
   type SshTarget,
-} from './ssh/index.js';
+} from '../ssh/index.js';
 
 export interface SshAccessOptions {
   pool: SshPool;
@@ -134,16 +134,10 @@ export class SshAccess implements AccessPort {
   }
 }
 
-function keyscan(address: string, port: number): Promise<string[]> {
-  return new Promise((resolve) => {
-    execFile(
-      'ssh-keyscan',
-      ['-T', '5', '-p', String(port), address],
-      { timeout: 15_000 },
-      (_err, stdout) => {
-        // ssh-keyscan writes `host type base64` (with [host]:port for other ports).
-        resolve(stdout.split('\n').filter((l) => l && !l.startsWith('#')));
-      },
-    );
-  });
+async function keyscan(address: string, port: number): Promise<string[]> {
+  const { stdout } = await runProcess(['ssh-keyscan', '-T', '5', '-p', String(port), address], {
+    timeoutMs: 15_000,
+  }).catch(() => ({ stdout: '' }));
+  // ssh-keyscan writes `host type base64` (with [host]:port for other ports).
+  return stdout.split('\n').filter((l) => l && !l.startsWith('#'));
 }

@@ -4,7 +4,7 @@ import pLimit from 'p-limit';
 import { canonicalJson, sha256Hex } from '../plan/hash.js';
 import type { Action, ClusterPlan, Plan, PlannedNode } from '../plan/index.js';
 import type { AppliedCluster } from '../state/applied.js';
-import { writeFileAtomic } from '../state/atomic.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { Journal, type StepRecord } from '../state/journal.js';
 import type { StateStore } from '../state/store.js';
 import { BpaError, TransientError, messageOf } from '../util/errors.js';

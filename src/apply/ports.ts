@@ -1,4 +1,4 @@
-import type { FactsMap, FactsTarget } from '../observe/facts.js';
+import type { FactsPort } from '../observe/facts.js';
 import type { PackageChange, PlannedNode } from '../plan/index.js';
 import type { StepRecord } from '../state/journal.js';
 
@@ -69,7 +69,12 @@ export interface PackagePort {
   ): Promise<PackageResult[]>;
 }
 
-export interface FactsPort {
-  /** Installed versions of each target's packages (dpkg-query); an unreachable node is said so. */
-  read(targets: readonly FactsTarget[]): Promise<FactsMap>;
+/** Everything an apply reads from and changes outside bpa. */
+export interface ApplyPorts {
+  access: AccessPort;
+  installer: InstallerPort;
+  publish: PublishPort;
+  packages: PackagePort;
+  /** What the nodes report, read for the plan and again after the apply. */
+  facts: FactsPort;
 }

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { BpaError, ConfigError, UsageError, messageOf, sanitize } from '../util/errors.js';
+import { BpaError, ConfigError, UsageError, messageOf } from '../util/errors.js';
+import { sanitize } from '../util/redact.js';
 import { printable } from '../util/printable.js';
 import { EXIT, type Io } from './io.js';
 import { registerApply } from './apply/index.js';

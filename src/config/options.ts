@@ -448,6 +448,12 @@ export type Config = { [K in OptionName]: ValueOf<K> } & {
 };
 
 /**
+ * A command's settings, resolved with the Site document's spec: `undefined` before the site
+ * is read (the operator's settings alone), the spec once it is valid.
+ */
+export type ConfigFor = (site: Record<string, unknown> | undefined) => Config;
+
+/**
  * Resolves settings. `flags` are commander's raw values (undefined when not given: strings,
  * arrays of strings for variadic flags, true for switches), `env` the environment, `site` the
  * Site document's spec (or undefined). Every value is checked, whatever its source.

@@ -1,7 +1,11 @@
 import pLimit from 'p-limit';
-import { QUERY_OK_EXIT_CODES, parseQuery, queryArgv } from '../apply/packages/apt.js';
-import type { SshPool } from '../apply/ssh/index.js';
+import { QUERY_OK_EXIT_CODES, parseQuery, queryArgv } from '../apt/commands.js';
+import type { Config } from '../config/options.js';
+import type { SshPool } from '../ssh/pool.js';
+import type { SshSession } from '../ssh/session.js';
+import type { AppliedState } from '../state/applied.js';
 import { BpaError, messageOf } from '../util/errors.js';
+import type { SiteModel } from '../validate/model.js';
 
 /** What a node reports about itself: installed versions of the packages bpa manages there. */
 export interface NodeFacts {
@@ -66,4 +70,52 @@ export async function collectFacts(
     ),
   );
   return out;
+}
+
+/** How long reading one node's facts may take. */
+const FACTS_TIMEOUT_MS = 30_000;
+
+/** What the nodes report (installed packages), read through bpa's SSH session as apply reads it. */
+export async function readFacts(
+  session: SshSession,
+  targets: readonly FactsTarget[],
+  cfg: Config,
+): Promise<FactsMap> {
+  const { pool } = await session.open(cfg);
+  return collectFacts(targets, {
+    pool,
+    user: cfg.sshUser,
+    port: cfg.sshPort,
+    maxParallelHosts: cfg.maxParallelHosts,
+    timeoutMs: FACTS_TIMEOUT_MS,
+  });
+}
+
+/** Nodes bpa applied before, with the packages the site asks their roles to carry. */
+export function factsTargets(model: SiteModel, applied: AppliedState): FactsTarget[] {
+  const targets: FactsTarget[] = [];
+  for (const cluster of applied.clusters.values()) {
+    const site = model.clusters.find((c) => c.name === cluster.cluster);
+    for (const n of cluster.nodes) {
+      const names = new Set<string>();
+      for (const role of n.roles) {
+        for (const p of (role === 'master' ? site?.masterSoftware : site?.workerSoftware) ?? [])
+          names.add(p.name);
+        for (const p of cluster.packages[role] ?? []) names.add(p.name);
+      }
+      targets.push({
+        cluster: cluster.cluster,
+        node: n.name,
+        ip: n.ip,
+        packages: [...names].sort(),
+      });
+    }
+  }
+  return targets;
+}
+
+/** Reads what the given nodes report: the installed versions of their packages. */
+export interface FactsPort {
+  /** Installed versions of each target's packages (dpkg-query); an unreachable node is said so. */
+  read(targets: readonly FactsTarget[]): Promise<FactsMap>;
 }

@@ -2,6 +2,7 @@
  * What the observe stage knows about the real world. Produced by inventory sources and lease
  * readers; consumed by the pure plan stage.
  */
+import { NULL_MAC } from '../util/mac.js';
 
 /** One network interface of a host. */
 export interface Nic {
@@ -35,12 +36,6 @@ export interface Host {
   origin: string;
 }
 
-/**
- * What metal3 reports as the MAC of a NIC it could not identify. Many hosts carry it, so it
- * names none of them.
- */
-export const NULL_MAC = '00:00:00:00:00:00';
-
 /** Every MAC that identifies a host: its boot MAC and all NIC MACs, except the null MAC. */
 export function hostMacs(host: Host): string[] {
   const macs = new Set<string>();
@@ -60,12 +55,4 @@ export interface Lease {
   hostname?: string;
   /** file:line of the entry. */
   origin: string;
-}
-
-/** Normalizes a MAC address to lowercase colon-separated form; undefined if malformed. */
-export function normalizeMac(raw: string): string | undefined {
-  const s = raw.trim().toLowerCase();
-  if (/^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$/.test(s)) return s.replace(/-/g, ':');
-  if (/^[0-9a-f]{12}$/.test(s)) return s.match(/../g)?.join(':');
-  return undefined;
 }

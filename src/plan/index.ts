@@ -16,6 +16,7 @@ import {
   type Plan,
   type PlannedNode,
 } from './types.js';
+import { pluralize, word } from '../util/pluralize.js';
 
 export * from './types.js';
 
@@ -153,7 +154,7 @@ function diffCluster(
   const notes: string[] = [];
   const name = cluster.name;
   const desiredPackages = (roles: readonly Role[]): PackageSpec[] =>
-    packagesFor(cluster.masterSoftware, cluster.workerSoftware, roles, name, problems);
+    packagesFor(cluster.masterSoftware, cluster.workerSoftware, roles);
 
   if (blocked) {
     notes.push(
@@ -165,7 +166,7 @@ function diffCluster(
       kind: 'provision-cluster',
       cluster: name,
       nodes: nodes.map((n) => n.name),
-      reason: `new cluster: ${nodes.length} node${nodes.length === 1 ? '' : 's'}${cluster.plugins.length ? `, plugins ${cluster.plugins.join(', ')}` : ''}`,
+      reason: `new cluster: ${pluralize(nodes.length, 'node')}${cluster.plugins.length ? `, plugins ${cluster.plugins.join(', ')}` : ''}`,
       inputs: inputsOf(cluster, 'provisioning'),
       plugins: [...cluster.plugins],
     });
@@ -274,7 +275,7 @@ function etcdMembers(
   const out = masters.filter((m) => !etcd.includes(m));
   if (out.length) {
     notes.push(
-      `etcd runs on ${etcd.length} of the ${masters.length} masters (${etcd.join(', ')}); ${out.join(', ')} ${out.length === 1 ? 'is' : 'are'} not an etcd member: Kubespray needs an odd number of etcd members`,
+      `etcd runs on ${etcd.length} of the ${masters.length} masters (${etcd.join(', ')}); ${out.join(', ')} ${word(out.length, 'is', 'are')} not an etcd member: Kubespray needs an odd number of etcd members`,
     );
   }
   return etcd;
@@ -345,7 +346,7 @@ function diffNodes(
       kind: 'add-nodes',
       cluster: name,
       nodes: added.map((n) => n.name),
-      reason: `${added.map((n) => `${n.name} (${n.roles.join('+')})`).join(', ')} ${added.length === 1 ? 'is' : 'are'} new in the site`,
+      reason: `${added.map((n) => `${n.name} (${n.roles.join('+')})`).join(', ')} ${word(added.length, 'is', 'are')} new in the site`,
       inputs: inputsOf(cluster, 'provisioning'),
     });
   }
@@ -368,7 +369,7 @@ function diffNodes(
       kind: 'remove-nodes',
       cluster: name,
       nodes: removed.map((n) => n.name),
-      reason: `${removed.map((n) => n.name).join(', ')} ${removed.length === 1 ? 'is' : 'are'} no longer in the site (or replaced), and pruning is allowed`,
+      reason: `${removed.map((n) => n.name).join(', ')} ${word(removed.length, 'is', 'are')} no longer in the site (or replaced), and pruning is allowed`,
       inputs: inputsOf(cluster, 'provisioning'),
     });
   }
@@ -378,7 +379,7 @@ function diffNodes(
       kind: 'install-plugins',
       cluster: name,
       nodes: [],
-      reason: `plugin${newPlugins.length === 1 ? '' : 's'} ${newPlugins.join(', ')} added to KUDPlugins`,
+      reason: `${word(newPlugins.length, 'plugin')} ${newPlugins.join(', ')} added to KUDPlugins`,
       inputs: inputsOf(cluster, 'provisioning'),
       plugins: newPlugins,
     });
@@ -386,7 +387,7 @@ function diffNodes(
   const goneplugins = applied.plugins.filter((p) => !cluster.plugins.includes(p));
   if (goneplugins.length)
     notes.push(
-      `plugin${goneplugins.length === 1 ? '' : 's'} ${goneplugins.join(', ')} removed from KUDPlugins: bpa does not uninstall plugins; remove ${goneplugins.length === 1 ? 'it' : 'them'} by hand`,
+      `${word(goneplugins.length, 'plugin')} ${goneplugins.join(', ')} removed from KUDPlugins: bpa does not uninstall plugins; remove ${word(goneplugins.length, 'it', 'them')} by hand`,
     );
 
   // Packages: new nodes get everything of their roles; others get the difference between
@@ -436,7 +437,7 @@ function diffNodes(
     }
     if (!input.prune && had.size) {
       notes.push(
-        `node ${n.name}: package${had.size === 1 ? '' : 's'} ${[...had.keys()].join(', ')} no longer listed; run with --prune to remove ${had.size === 1 ? 'it' : 'them'}`,
+        `node ${n.name}: ${word(had.size, 'package')} ${[...had.keys()].join(', ')} no longer listed; run with --prune to remove ${word(had.size, 'it', 'them')}`,
       );
     }
   }
@@ -568,38 +569,18 @@ function removedCluster(a: AppliedCluster, input: PlanInput): ClusterPlan {
   return plan;
 }
 
-/** The packages of a node's roles; a dual-role node gets both lists. */
+/**
+ * The packages of a node's roles; a dual-role node gets both lists, the masters' pin first
+ * (two different pins are a PACKAGE_CONFLICT of the site: it does not validate).
+ */
 function packagesFor(
   master: PackageSpec[],
   worker: PackageSpec[],
   roles: readonly Role[],
-  cluster: string,
-  problems: Problem[],
 ): PackageSpec[] {
   const out = new Map<string, PackageSpec>();
   for (const role of roles) {
-    for (const p of role === 'master' ? master : worker) {
-      const have = out.get(p.name);
-      if (have && have.version !== p.version) {
-        if (
-          !problems.some(
-            (x) =>
-              x.code === 'PACKAGE_CONFLICT' &&
-              x.message.includes(`"${p.name}"`) &&
-              x.message.includes(cluster),
-          )
-        ) {
-          problems.push(
-            error(
-              'PACKAGE_CONFLICT',
-              `cluster ${cluster}: package "${p.name}" is pinned to ${have.version ?? 'any version'} for masters and ${p.version ?? 'any version'} for workers; a dual-role node cannot have both`,
-            ),
-          );
-        }
-        continue;
-      }
-      out.set(p.name, p);
-    }
+    for (const p of role === 'master' ? master : worker) if (!out.has(p.name)) out.set(p.name, p);
   }
   return [...out.values()];
 }
@@ -622,5 +603,5 @@ function nodesOf(changes: PackageChange[]): string[] {
 function summarize(verb: string, changes: PackageChange[]): string {
   const names = [...new Set(changes.map((c) => (c.to ? `${c.name}=${c.to}` : c.name)))];
   const nodes = nodesOf(changes);
-  return `${verb} ${names.join(', ')} on ${nodes.length} node${nodes.length === 1 ? '' : 's'}`;
+  return `${verb} ${names.join(', ')} on ${pluralize(nodes.length, 'node')}`;
 }

@@ -2,7 +2,12 @@ import { readFile } from 'node:fs/promises';
 import type { Config } from '../config/options.js';
 import type { GitAuth } from '../source/git.js';
 import { StalledError } from '../util/errors.js';
-import { GitSource, LocalSource, type SiteSource } from './sources.js';
+import { siteDigest } from '../load/digest.js';
+import { DEFAULT_LIMITS } from '../load/limits.js';
+import { readSite } from '../load/read-site.js';
+import { GitSource } from '../source/git-source.js';
+import { LocalSource } from '../source/local-source.js';
+import type { SiteSource } from '../source/site-source.js';
 
 /** Git credentials from the configuration: a token file or BPA_GIT_TOKEN, never the command line. */
 export async function gitAuth(cfg: Config, env: NodeJS.ProcessEnv): Promise<GitAuth | undefined> {
@@ -44,9 +49,17 @@ export async function sourceFor(
       trust,
     });
   }
-  if (localDir) return new LocalSource(localDir);
+  if (localDir) return localSource(localDir);
   throw new StalledError(
     'NO_SOURCE',
     'no site: give --repo URL (with --ref and --path), or a directory',
   );
+}
+
+/**
+ * A site directory on disk as a source (`bpa serve --watch DIR`): its revision is the digest
+ * of the files the load stage reads, so only an edit to the site's input is a new revision.
+ */
+export function localSource(dir: string): LocalSource {
+  return new LocalSource(dir, async (d) => siteDigest((await readSite(d, DEFAULT_LIMITS)).files));
 }

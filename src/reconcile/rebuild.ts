@@ -51,11 +51,14 @@ export function appliedFromReports(
   return out;
 }
 
-/** Seeds an empty state directory from the reports; returns the clusters it recorded. */
+/**
+ * Seeds an empty state directory from the reports, with the packages `model` (the site being
+ * reconciled) asks for; returns the clusters it recorded.
+ */
 export async function rebuildState(
   store: StateStore,
   reports: ReadonlyMap<string, unknown>,
-  siteDir: string,
+  model: SiteModel,
   log: Logger,
 ): Promise<string[]> {
   if (
@@ -65,9 +68,7 @@ export async function rebuildState(
   )
     return [];
   if ((await store.readApplied()).clusters.size) return [];
-  const { validatePath } = await import('../validate/run.js');
-  const validated = await validatePath(siteDir);
-  const rebuilt = appliedFromReports(reports, validated.model);
+  const rebuilt = appliedFromReports(reports, model);
   for (const applied of rebuilt) await store.writeCluster(applied);
   if (rebuilt.length)
     log.warn(

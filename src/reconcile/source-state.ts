@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../state/atomic.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 
 /** What bpa last saw of its source: the revisions fetched, attempted and applied. */
 export interface SourceState {

@@ -7,8 +7,9 @@ import type { AppliedState } from '../state/applied.js';
 import type { Problem } from '../util/problem.js';
 import { redact } from '../util/redact.js';
 import type { SiteModel } from '../validate/model.js';
+import { STATUS_DIR } from '../source/site-path.js';
+import { pluralize } from '../util/pluralize.js';
 
-export const STATUS_DIR = 'status';
 const API_VERSION = 'bpa.akraino.org/v1alpha1';
 
 export type Phase = 'Ready' | 'Provisioning' | 'Degraded' | 'Failed' | 'Blocked' | 'Rejected';
@@ -246,7 +247,7 @@ function siteStatus(
   if (rejected.length) {
     phase = 'Rejected';
     reason = 'InvalidRevision';
-    message = `revision ${short(input.revision)} has ${rejected.length} error${rejected.length === 1 ? '' : 's'}; the last good revision ${short(input.appliedRevision)} stays applied`;
+    message = `revision ${short(input.revision)} has ${pluralize(rejected.length, 'error')}; the last good revision ${short(input.appliedRevision)} stays applied`;
   } else {
     const worst = (['Failed', 'Blocked', 'Degraded', 'Provisioning'] as Phase[]).find((p) =>
       clusters.some((c) => c.phase === p),
@@ -256,7 +257,7 @@ function siteStatus(
     const notReady = clusters.filter((c) => c.phase !== 'Ready');
     message =
       phase === 'Ready'
-        ? `${clusters.length} cluster${clusters.length === 1 ? '' : 's'} ready`
+        ? `${pluralize(clusters.length, 'cluster')} ready`
         : notReady.map((c) => `${c.name}: ${c.phase}`).join(', ');
   }
   return {

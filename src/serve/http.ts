@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { messageOf, sanitize } from '../util/errors.js';
-import { redact } from '../util/redact.js';
+import { messageOf } from '../util/errors.js';
+import { redact, sanitize } from '../util/redact.js';
 import type { Logger } from '../util/log.js';
 import type { BpaMetrics } from './metrics.js';
 import { sendJson } from './respond.js';

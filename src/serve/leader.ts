@@ -5,9 +5,11 @@ import {
   type V1LeaseSpec,
   V1MicroTime,
 } from '@kubernetes/client-node';
-import { abortable, httpStatus, pause, serverMessage } from '../apply/k8s/api.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { abortable, httpStatus, serverMessage } from '../kube/api.js';
 import { StalledError, messageOf } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
+import { retry } from '../util/retry.js';
 
 export interface LeaderOptions {
   namespace: string;
@@ -124,22 +126,32 @@ export class LeaderElector {
     }
   }
 
+  /** Tries for the lease every retry period until it is had; false when stopped first. */
   private async acquire(): Promise<boolean> {
-    while (!this.stopped.signal.aborted) {
+    if (this.stopped.signal.aborted) return false;
+    const once = async (): Promise<true> => {
       const sentAt = performance.now();
-      if ((await this.attempt(this.requestMs)) === 'leader') {
-        this.renewedAt = sentAt;
-        return true;
-      }
+      if ((await this.attempt(this.requestMs)) !== 'leader') throw new NotLeader();
+      this.renewedAt = sentAt;
+      return true;
+    };
+    return retry(once, {
+      attempts: Infinity,
+      retryIf: (err) => err instanceof NotLeader,
       // Jitter keeps candidates that started together from colliding on every attempt.
-      await pause(this.retryMs * (1 + Math.random() * 0.2), this.stopped.signal);
-    }
-    return false;
+      delayMs: () => this.retryMs * (1 + Math.random() * 0.2),
+      signal: this.stopped.signal,
+    }).catch((err: unknown) => {
+      if (err instanceof NotLeader) return false;
+      throw err;
+    });
   }
 
   private async renewWhileLeading(): Promise<void> {
     for (;;) {
-      await pause(Math.min(this.retryMs, this.untilDeadline()), this.stopped.signal);
+      await sleep(Math.max(0, Math.min(this.retryMs, this.untilDeadline())), undefined, {
+        signal: this.stopped.signal,
+      }).catch(() => undefined);
       if (this.stopped.signal.aborted) return;
       const left = this.untilDeadline();
       if (left <= 0) break;
@@ -326,3 +338,6 @@ function timeText(value: unknown): string {
   if (value instanceof Date) return value.toISOString();
   return typeof value === 'string' ? value : '';
 }
+
+/** The lease is held by another replica (or could not be read or written): not leading yet. */
+class NotLeader extends Error {}

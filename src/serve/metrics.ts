@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { RECONCILE_RESULTS, TRIGGERS, type RunRecord } from './types.js';
+import { RECONCILE_RESULTS, TRIGGERS } from '../reconcile/summary.js';
+import type { RunRecord } from './types.js';
 
 export type WebhookResult = 'accepted' | 'unauthorized' | 'bad_request';
 

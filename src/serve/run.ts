@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { requireKubeConfig } from '../kube/kubeconfig.js';
 import { watch } from 'chokidar';
-import { parseListen, type Config } from '../config/options.js';
+import { parseListen, type ConfigFor } from '../config/options.js';
 import { sourceFor } from '../reconcile/from-config.js';
-import { Reconciler } from '../reconcile/index.js';
+import { Reconciler } from '../reconcile/reconciler.js';
 import { StalledError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { parseDuration } from '../util/duration.js';
@@ -14,7 +14,8 @@ import { BpaMetrics } from './metrics.js';
 import { Scheduler } from './scheduler.js';
 
 export interface ServeOptions {
-  config: (site: Record<string, unknown> | undefined) => Config;
+  /** The settings, resolved with the Site document's spec once it is read. */
+  configFor: ConfigFor;
   env: NodeJS.ProcessEnv;
   log: Logger;
   /** A local site directory watched for changes (development), instead of a repository. */
@@ -30,13 +31,12 @@ export interface RunningServer {
 
 /** `bpa serve`: the controller loop with its HTTP interface. */
 export async function serve(opts: ServeOptions): Promise<RunningServer> {
-  const cfg = opts.config(undefined);
+  const cfg = opts.configFor(undefined);
   const log = opts.log;
   const source = await sourceFor(cfg, opts.env, opts.watchDir);
   const reconciler = new Reconciler({
     source,
-    stateDir: cfg.stateDir,
-    config: opts.config,
+    configFor: opts.configFor,
     env: opts.env,
     log,
     resyncIntervalMs: parseDuration(cfg.resyncInterval),

@@ -1,13 +1,8 @@
-import { BpaError, TransientError, messageOf, sanitize } from '../util/errors.js';
-import { redact } from '../util/redact.js';
+import { BpaError, TransientError, messageOf } from '../util/errors.js';
+import { redact, sanitize } from '../util/redact.js';
 import { type Logger, silentLogger } from '../util/log.js';
-import {
-  isSuccess,
-  type ReconcileFn,
-  type ReconcileSummary,
-  type RunRecord,
-  type Trigger,
-} from './types.js';
+import { isSuccess, type ReconcileSummary, type Trigger } from '../reconcile/summary.js';
+import type { ReconcileFn, RunRecord } from './types.js';
 
 /** The clock and timers the scheduler uses; tests pass a fake one. */
 export interface SchedulerTimers {

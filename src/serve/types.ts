@@ -1,43 +1,4 @@
-import type { RetryKind } from '../util/errors.js';
-
-/** Why a reconcile ran: shown in logs, metrics and the status API. */
-export type Trigger = 'startup' | 'interval' | 'webhook' | 'watch' | 'retry';
-
-export const TRIGGERS: readonly Trigger[] = ['startup', 'interval', 'webhook', 'watch', 'retry'];
-
-export interface ClusterSummary {
-  name: string;
-  phase: 'Ready' | 'Provisioning' | 'Degraded' | 'Failed' | 'Blocked' | 'Rejected';
-  ready: boolean;
-}
-
-export type ReconcileResult =
-  'applied' | 'unchanged' | 'failed' | 'rejected' | 'skipped' | 'interrupted';
-
-export const RECONCILE_RESULTS: readonly ReconcileResult[] = [
-  'applied',
-  'unchanged',
-  'failed',
-  'rejected',
-  'skipped',
-  'interrupted',
-];
-
-export interface ReconcileSummary {
-  /**
-   * skipped: nothing new (a status-only commit, the same input digest, already applied);
-   * interrupted: bpa stopped during the apply, which the next start resumes (nothing reported).
-   */
-  result: ReconcileResult;
-  /** Source revision (git sha) applied or attempted. */
-  revision?: string;
-  /** Last revision successfully applied. */
-  appliedRevision?: string;
-  clusters: ClusterSummary[];
-  error?: { code: string; message: string; retry: RetryKind; retryAfterMs?: number };
-  /** The site status document (JSON) served by GET /api/v1/status. */
-  status?: unknown;
-}
+import type { ReconcileSummary, Trigger } from '../reconcile/summary.js';
 
 /**
  * One full pipeline run. It must watch `signal`: when it aborts (shutdown, lost leadership)
@@ -52,9 +13,4 @@ export interface RunRecord {
   /** Epoch milliseconds, from the scheduler's clock. */
   startedAt: number;
   finishedAt: number;
-}
-
-/** The results after which the site counts as reconciled (the last success time moves). */
-export function isSuccess(result: ReconcileResult): boolean {
-  return result === 'applied' || result === 'unchanged' || result === 'skipped';
 }

@@ -1,4 +1,5 @@
-import { BpaError, StalledError, TransientError, messageOf, sanitize } from '../util/errors.js';
+import { BpaError, StalledError, TransientError, messageOf } from '../util/errors.js';
+import { sanitize } from '../util/redact.js';
 
 /** Error codes of the git layer. */
 export const GIT_UNAVAILABLE = 'GIT_UNAVAILABLE';

@@ -3,11 +3,9 @@ import fs from 'node:fs';
 import git from 'isomorphic-git';
 import { StalledError } from '../util/errors.js';
 import { GIT_PATH_NOT_FOUND } from './classify.js';
-import { normalizeSitePath } from './site-path.js';
+import { STATUS_DIR, normalizeSitePath } from './site-path.js';
 
-/** The directory under the site path where bpa writes its reports; never input. */
-export const STATUS_DIR = 'status';
-export { normalizeSitePath };
+export { STATUS_DIR, normalizeSitePath };
 
 /**
  * A digest of the site's input at `commit`: the tree at `sitePath` without its `status/`

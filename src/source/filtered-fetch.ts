@@ -15,7 +15,7 @@ import git from 'isomorphic-git';
 import { ObjectStore, encodeEntry, type LargeSource } from './object-store.js';
 import { IN_MEMORY_MAX, PackScan } from './pack-scan.js';
 import { siteFiles, type GitObject, type ObjectReader } from './site-tree.js';
-import type { Link } from './types.js';
+import type { Link } from './remote.js';
 import { fetchPack, type Advertisement } from './upload-pack.js';
 
 export interface FilteredFetch {

@@ -1,3 +1,4 @@
+import type { HttpClient } from 'isomorphic-git';
 import { StalledError } from '../util/errors.js';
 import type { GitAuth } from './types.js';
 
@@ -68,4 +69,10 @@ function basicAuth(username: string, password: string): string {
 /** isomorphic-git appends /info/refs itself; a trailing slash would double it. */
 function stripSlash(url: string): string {
   return url.replace(/\/+$/, '');
+}
+
+/** A remote and the HTTP client to reach it. */
+export interface Link {
+  remote: Remote;
+  http: HttpClient;
 }

@@ -3,13 +3,13 @@ import git from 'isomorphic-git';
 import { StalledError } from '../util/errors.js';
 import { GIT_REF_NOT_FOUND } from './classify.js';
 import type { AdvertisedRef } from './refs.js';
-import type { Link } from './types.js';
+import type { Link } from './remote.js';
 import { fetchFiltered } from './filtered-fetch.js';
 import { isCommitId } from './refs.js';
 import { advertise, type Advertisement } from './upload-pack.js';
 import type { GitCache } from './working-copy.js';
 
-export type { Link } from './types.js';
+export type { Link } from './remote.js';
 
 /** Every ref the remote advertises, in one request (GET info/refs). */
 export async function listRemoteRefs(link: Link): Promise<AdvertisedRef[]> {

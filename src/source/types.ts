@@ -1,11 +1,4 @@
 import type { HttpClient } from 'isomorphic-git';
-import type { Remote } from './remote.js';
-
-/** A remote and the HTTP client to reach it. */
-export interface Link {
-  remote: Remote;
-  http: HttpClient;
-}
 
 /**
  * Credentials for an HTTP(S) git remote. A token is sent as the basic-auth password (the

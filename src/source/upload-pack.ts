@@ -10,7 +10,7 @@ import { Errors, type GitHttpResponse } from 'isomorphic-git';
 import type { BpaHttpClient } from './http-client.js';
 import { FLUSH, PktReader, pktLine } from './pkt-line.js';
 import type { AdvertisedRef } from './refs.js';
-import type { Link } from './types.js';
+import type { Link } from './remote.js';
 
 const SERVICE = 'git-upload-pack';
 const AGENT = 'agent=bpa';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StalledError } from '../util/errors.js';
-import { writeFileAtomic } from './atomic.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 
 export type StepStatus = 'pending' | 'running' | 'done' | 'failed';
 

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { mkdir } from 'node:fs/promises';
 import { StalledError, WaitingError } from '../util/errors.js';
+import { startTimeOf } from '../util/proc.js';
+import { retry } from '../util/retry.js';
 
 /** How often a holder refreshes the lock's time, and when an unrefreshed lock is stale. */
 const HEARTBEAT_MS = 10_000;
@@ -39,50 +41,60 @@ export class StateLock {
     await mkdir(this.dir, { recursive: true });
     const me: LockOwner = {
       pid: process.pid,
-      started: await processStart(process.pid),
+      started: (await startTimeOf(process.pid)) ?? '',
       host: hostname(),
       token: randomBytes(12).toString('hex'),
       since: new Date().toISOString(),
     };
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        const fh = await open(this.path, 'wx', 0o600);
-        await fh.writeFile(JSON.stringify(me) + '\n');
-        await fh.sync();
-        await fh.close();
-        this.token = me.token;
-        this.heartbeat = setInterval(
-          () => void utimes(this.path, new Date(), new Date()).catch(() => undefined),
-          HEARTBEAT_MS,
-        );
-        this.heartbeat.unref();
-        return;
-      } catch (err: unknown) {
-        if ((err as { code?: string }).code !== 'EEXIST') throw err;
-      }
-      const owner = await readOwner(this.path);
-      if (owner && owner.host === me.host && (await alive(owner))) {
+    // Another process may take over the same stale lock at the same instant: whoever loses
+    // the race finds a fresh lock and tries again.
+    await retry(() => this.tryAcquire(me), {
+      attempts: 5,
+      retryIf: (err) => err instanceof TakenOver,
+    }).catch((err: unknown) => {
+      if (!(err instanceof TakenOver)) throw err;
+      throw new WaitingError('STATE_LOCKED', `could not lock ${this.dir}: contended`, 5_000);
+    });
+  }
+
+  private async tryAcquire(me: LockOwner): Promise<void> {
+    try {
+      const fh = await open(this.path, 'wx', 0o600);
+      await fh.writeFile(JSON.stringify(me) + '\n');
+      await fh.sync();
+      await fh.close();
+      this.token = me.token;
+      this.heartbeat = setInterval(
+        () => void utimes(this.path, new Date(), new Date()).catch(() => undefined),
+        HEARTBEAT_MS,
+      );
+      this.heartbeat.unref();
+      return;
+    } catch (err: unknown) {
+      if ((err as { code?: string }).code !== 'EEXIST') throw err;
+    }
+    const owner = await readOwner(this.path);
+    if (owner && owner.host === me.host && (await alive(owner))) {
+      throw new WaitingError(
+        'STATE_LOCKED',
+        `another bpa (pid ${owner.pid}, since ${owner.since}) is applying with state directory ${this.dir}`,
+        10_000,
+      );
+    }
+    if (owner && owner.host !== me.host) {
+      // Another host (a pod replaced after its node was lost): its liveness cannot be checked,
+      // but a live holder refreshes the lock's time; one not refreshed for long is stale.
+      const age = Date.now() - ((await stat(this.path).catch(() => undefined))?.mtimeMs ?? 0);
+      if (age < STALE_AFTER_MS) {
         throw new WaitingError(
           'STATE_LOCKED',
-          `another bpa (pid ${owner.pid}, since ${owner.since}) is applying with state directory ${this.dir}`,
-          10_000,
+          `state directory ${this.dir} is locked by bpa on host ${owner.host} (pid ${owner.pid}), refreshed ${Math.round(age / 1000)} s ago`,
+          STALE_AFTER_MS - age,
         );
       }
-      if (owner && owner.host !== me.host) {
-        // Another host (a pod replaced after its node was lost): its liveness cannot be checked,
-        // but a live holder refreshes the lock's time; one not refreshed for long is stale.
-        const age = Date.now() - ((await stat(this.path).catch(() => undefined))?.mtimeMs ?? 0);
-        if (age < STALE_AFTER_MS) {
-          throw new WaitingError(
-            'STATE_LOCKED',
-            `state directory ${this.dir} is locked by bpa on host ${owner.host} (pid ${owner.pid}), refreshed ${Math.round(age / 1000)} s ago`,
-            STALE_AFTER_MS - age,
-          );
-        }
-      }
-      await this.takeOver(owner);
     }
-    throw new WaitingError('STATE_LOCKED', `could not lock ${this.dir}: contended`, 5_000);
+    await this.takeOver(owner);
+    throw new TakenOver();
   }
 
   /** Throws when this process no longer holds the lock. */
@@ -135,16 +147,8 @@ async function alive(owner: LockOwner): Promise<boolean> {
   } catch (err: unknown) {
     if ((err as { code?: string }).code === 'ESRCH') return false;
   }
-  return (await processStart(owner.pid)) === owner.started;
+  return ((await startTimeOf(owner.pid)) ?? '') === owner.started;
 }
 
-/** The start time of a process in clock ticks since boot (field 22 of /proc/PID/stat). */
-async function processStart(pid: number): Promise<string> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19] ?? '';
-  } catch {
-    return '';
-  }
-}
+/** A stale lock was moved aside: the next attempt creates the lock afresh. */
+class TakenOver extends Error {}

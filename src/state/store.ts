@@ -2,7 +2,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StalledError } from '../util/errors.js';
 import type { AppliedCluster, AppliedState } from './applied.js';
-import { writeFileAtomic } from './atomic.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 
 /** Cluster names are RFC 1123 names (validated), so they are safe as directory names. */
 const SAFE_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;

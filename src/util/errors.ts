@@ -84,8 +84,3 @@ export function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
-
-/** Removes credentials from URLs in a text: https://user:token@host → https://***@host. */
-export function sanitize(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1***@');
-}

@@ -3,7 +3,9 @@
  * installers, apt on a node. The retry decision is made here, once, from the exit status and
  * stderr, so every caller reports and retries the same failure the same way.
  */
-import { BpaError, sanitize, type RetryKind, type RuntimeCode } from './errors.js';
+import { BpaError, type RetryKind, type RuntimeCode } from './errors.js';
+import { sanitize } from './redact.js';
+import { tailOf } from './tail.js';
 
 export interface Classification {
   code: RuntimeCode;
@@ -108,30 +110,6 @@ export function classify(
   if (exitCode === null && context.signal) return { code: 'COMMAND_KILLED', retry: 'transient' };
   // An unexplained failure may pass on a later run (a host fixed by hand changes no input).
   return { code: context.remote ? 'REMOTE_COMMAND_FAILED' : 'COMMAND_FAILED', retry: 'transient' };
-}
-
-export const TAIL_MAX_BYTES = 2048;
-export const TAIL_MAX_LINES = 20;
-
-// Terminal colours and cursor movement from installers (ansible) are noise in a report.
-// eslint-disable-next-line no-control-regex
-const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
-
-/** The last lines of a process output, at most ~2 KB, without colours or credentials. */
-export function tailOf(text: string, maxLines = TAIL_MAX_LINES, maxBytes = TAIL_MAX_BYTES): string {
-  const clean = sanitize(text.replace(ANSI, '').replace(/\r\n?/g, '\n')).trimEnd();
-  const lines = clean.split('\n');
-  let tail = lines.slice(-maxLines).join('\n');
-  let cut = lines.length > maxLines;
-  if (Buffer.byteLength(tail) > maxBytes) {
-    const bytes = Buffer.from(tail);
-    // Drop the partial character at the cut (continuation bytes are 10xxxxxx).
-    let start = bytes.length - maxBytes;
-    while (start < bytes.length && ((bytes[start] ?? 0) & 0xc0) === 0x80) start++;
-    tail = bytes.subarray(start).toString();
-    cut = true;
-  }
-  return cut ? `…${tail}` : tail;
 }
 
 function lastLine(text: string): string {

@@ -1,5 +1,3 @@
-import { tailOf } from './exec-error.js';
-
 /**
  * Masks what must never leave the state directory: private keys, bearer and basic
  * credentials, `password=…`-style values, well-known token shapes, random-looking blobs (a
@@ -9,7 +7,7 @@ import { tailOf } from './exec-error.js';
  * time.
  */
 export function redact(text: string): string {
-  let out = text.replace(URL_CREDENTIALS, '$1***@');
+  let out = sanitize(text);
   out = out.replace(KEY_BLOCK, MASK_KEY);
   if (out.includes('-----END')) out = out.replace(KEY_TAIL, MASK_KEY);
   out = out.replace(KEY_LINE, MASK_KEY);
@@ -23,18 +21,24 @@ export function redact(text: string): string {
   return out;
 }
 
-/** The last lines of an output, short and redacted: what a report may carry of it. */
-export function excerpt(text: string, maxLines = 5, maxBytes = 1000): string {
-  // Redacted before it is cut to size, so a key block the cut would halve is still seen
-  // whole; only a generous end of a long output is looked at.
-  const window = text.slice(-WINDOW_CHARS).split('\n').slice(-WINDOW_LINES).join('\n');
-  return redact(tailOf(redact(window), maxLines, maxBytes));
+const MASK = '***';
+
+/**
+ * Only the credentials of URLs removed (`https://user:token@host` → `https://***@host`): for
+ * error messages and command lines, which must stay readable. Linear on any input.
+ */
+export function sanitize(text: string): string {
+  return text.replace(URL_CREDENTIALS, '$1***@');
 }
 
-const WINDOW_CHARS = 64 * 1024;
-const WINDOW_LINES = 200;
-
-const MASK = '***';
+/**
+ * `sanitize`, and every occurrence of the given secrets masked: for the full output of a
+ * program bpa handed those secrets to (an installer's log, which stays in the state directory).
+ */
+export function masker(secrets: readonly string[]): (text: string) => string {
+  const masked = secrets.filter((s) => s.length > 0);
+  return (text) => masked.reduce((out, s) => out.split(s).join(MASK), sanitize(text));
+}
 
 /** `https://user:token@host` → `https://***@host` (bounded: linear on any input). */
 const URL_CREDENTIALS = /([a-z][a-z0-9+.-]{0,31}:\/\/)[^/@\s]{1,512}@/gi;

@@ -241,6 +241,12 @@ export const CODES = {
     summary: 'a dual-role node gives different MACs (or resources) under masters and workers',
     fix: 'give the same MAC in both entries, or leave one entry empty',
   },
+  PACKAGE_CONFLICT: {
+    severity: 'error',
+    summary:
+      'a dual-role node gets one package pinned to two versions by masterSoftware and workerSoftware',
+    fix: 'pin the same version in both lists, or pin it in one only',
+  },
   DUPLICATE_MAC: {
     severity: 'error',
     summary: 'one MAC address is given to two nodes in the site',
@@ -305,12 +311,6 @@ export const CODES = {
     severity: 'error',
     summary: 'a node has a host, but no address is known for it',
     fix: 'check the DHCP lease files (an active lease for one of the host MACs) or the inventory NIC addresses',
-  },
-  PACKAGE_CONFLICT: {
-    severity: 'error',
-    summary:
-      'a dual-role node gets one package pinned to two versions by masterSoftware and workerSoftware',
-    fix: 'pin the same version in both lists, or pin it in one only',
   },
   KUBERNETES_DOWNGRADE: {
     severity: 'error',

@@ -6,11 +6,12 @@
  * file, line and cause, and the other hosts are used.
  */
 import type { LoadedSite } from '../load/index.js';
-import { NULL_MAC, normalizeMac } from '../observe/types.js';
+import { NULL_MAC, normalizeMac } from '../util/mac.js';
 import { error, pointer, warning, type Problem } from '../util/problem.js';
 import { classify, type KindedDocument, type Reader } from './classify.js';
 import type { InventoryDocument } from './model.js';
 import { checkSchema, schemaValidator, type SchemaValidator } from './schema.js';
+import { word } from '../util/pluralize.js';
 
 export interface InventoryValidation {
   /** The hosts and hardware that can be read; never emptied by a problem elsewhere. */
@@ -190,7 +191,7 @@ const HOST_FIELDS: ReadonlyMap<string, string> = new Map([
 function noHostData(d: KindedDocument, problems: Problem[]): void {
   const misplaced = findKeys(d.value, HOST_FIELDS);
   const hint = misplaced.length
-    ? `; ${misplaced.map((m) => dotted(m)).join(' and ')} ${misplaced.length === 1 ? 'looks' : 'look'} misplaced (check the indentation: bpa reads spec.bootMACAddress and status.hardware)`
+    ? `; ${misplaced.map((m) => dotted(m)).join(' and ')} ${word(misplaced.length, 'looks', 'look')} misplaced (check the indentation: bpa reads spec.bootMACAddress and status.hardware)`
     : ': it can be neither pinned by MAC nor matched by resources';
   problems.push(
     warning(
@@ -207,7 +208,7 @@ function checkHardwareData(d: KindedDocument, problems: Problem[]): void {
   if (hasHardware(record(spec['hardware']))) return;
   const direct = ['cpu', 'ramMebibytes', 'nics', 'storage'].filter((k) => k in spec);
   const hint = direct.length
-    ? `; ${direct.map((k) => `spec.${k}`).join(', ')} ${direct.length === 1 ? 'is' : 'are'} directly under spec (metal3 writes them under spec.hardware)`
+    ? `; ${direct.map((k) => `spec.${k}`).join(', ')} ${word(direct.length, 'is', 'are')} directly under spec (metal3 writes them under spec.hardware)`
     : '';
   problems.push(
     warning(

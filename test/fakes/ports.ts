@@ -6,10 +6,9 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ApplyPorts } from '../../src/apply/run.js';
 import type {
   AccessPort,
-  FactsPort,
+  ApplyPorts,
   InstallerPath,
   InstallerPort,
   InstallerRequest,
@@ -18,7 +17,7 @@ import type {
   PublishPort,
   StepHandle,
 } from '../../src/apply/ports.js';
-import type { FactsMap, FactsTarget } from '../../src/observe/facts.js';
+import type { FactsMap, FactsPort, FactsTarget } from '../../src/observe/facts.js';
 import { factsKey } from '../../src/observe/facts.js';
 import type { PackageChange, PlannedNode } from '../../src/plan/index.js';
 import type { StepRecord } from '../../src/state/journal.js';

@@ -3,7 +3,7 @@ import { parse } from 'yaml';
 import { siteDigest } from '../../src/load/digest.js';
 import { DEFAULT_LIMITS } from '../../src/load/limits.js';
 import { readSite } from '../../src/load/read-site.js';
-import type { SiteSource } from '../../src/reconcile/sources.js';
+import type { SiteSource } from '../../src/source/site-source.js';
 
 export interface FakeCommit {
   message: string;

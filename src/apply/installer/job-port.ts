@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { writeFileAtomic } from '../../state/atomic.js';
+import { writeFileAtomic } from '../../util/write-file-atomic.js';
 import { BpaError, StalledError } from '../../util/errors.js';
 import { JOB_SSH_KEY, runInstallerJob } from '../k8s/installer-job.js';
 import type { InstallerPath, InstallerPort, InstallerRequest, StepHandle } from '../ports.js';

@@ -3,18 +3,17 @@
  * its own process group so a timeout ends everything it started, its output appended to a
  * log file in the cluster directory and passed on line by line, never through a shell.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import type { WriteStream } from 'node:fs';
 import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { createInterface, type Interface } from 'node:readline';
-import { BpaError, StalledError, messageOf, sanitize } from '../../util/errors.js';
+import { BpaError, StalledError, messageOf } from '../../util/errors.js';
+import { masker } from '../../util/redact.js';
+import { waitForExit } from '../../util/proc.js';
+import { SpawnError, startProcess, type RunningProcess } from '../../util/run-process.js';
 import { removePidFile, writePidFile } from './pid-file.js';
-import { killProcessGroup, waitForExit } from './process.js';
 
 export { expandCommand, type InstallerVars } from './command.js';
 export { findRunningInstaller } from './pid-file.js';
-export { killProcessGroup, waitForExit } from './process.js';
 
 export interface RunResult {
   exitCode: number | null;
@@ -52,18 +51,6 @@ export interface RunOptions {
 
 const TAIL_LINES = 20;
 const LOG_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-// Output still arriving after the installer ended comes from a process it left behind
-// holding the pipe; it is not waited for longer than this.
-const DRAIN_MS = 2_000;
-
-function redactor(secrets: readonly string[] | undefined): (line: string) => string {
-  const masked = (secrets ?? []).filter((s) => s.length > 0);
-  return (line) => {
-    let out = sanitize(line);
-    for (const s of masked) out = out.split(s).join('***');
-    return out;
-  };
-}
 
 async function checkCwd(cwd: string): Promise<void> {
   const info = await stat(cwd).catch(() => undefined);
@@ -73,31 +60,30 @@ async function checkCwd(cwd: string): Promise<void> {
 }
 
 /** Why the program could not be started, as a BpaError the report can show. */
-function startError(program: string, err: NodeJS.ErrnoException): BpaError {
-  if (err.code === 'ENOENT') {
+function startError(program: string, err: unknown): BpaError {
+  const code = err instanceof SpawnError ? err.code : undefined;
+  if (code === 'ENOENT') {
     return new StalledError(
       'INSTALLER_NOT_FOUND',
       `installer program ${JSON.stringify(program)} not found (is it installed, and on PATH or given by an absolute path?)`,
       { cause: err },
     );
   }
-  if (err.code === 'EACCES') {
+  if (code === 'EACCES') {
     return new StalledError(
       'INSTALLER_NOT_EXECUTABLE',
       `installer program ${JSON.stringify(program)} is not executable`,
       { cause: err },
     );
   }
+  const why =
+    err instanceof SpawnError && err.cause instanceof Error ? err.cause.message : messageOf(err);
   return new BpaError(
     'INSTALLER_START_FAILED',
-    `installer program ${JSON.stringify(program)} could not be started: ${err.message}`,
+    `installer program ${JSON.stringify(program)} could not be started: ${why}`,
     'transient',
     { cause: err },
   );
-}
-
-function closed(rl: Interface): Promise<void> {
-  return new Promise((res) => rl.once('close', res));
 }
 
 async function openLog(path: string): Promise<WriteStream> {
@@ -124,19 +110,6 @@ function endLog(log: WriteStream): Promise<void> {
     if (log.destroyed) return res();
     log.once('close', res);
     log.end();
-  });
-}
-
-function startChild(program: string, argv: string[], opts: RunOptions): Promise<ChildProcess> {
-  return new Promise((res, rej) => {
-    const child = spawn(program, argv.slice(1), {
-      cwd: opts.cwd,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: opts.env ? { ...process.env, ...opts.env } : process.env,
-    });
-    child.once('spawn', () => res(child));
-    child.once('error', (err: NodeJS.ErrnoException) => rej(startError(argv[0] ?? program, err)));
   });
 }
 
@@ -170,69 +143,45 @@ export async function runLocalInstaller(argv: string[], opts: RunOptions): Promi
   const logFile = join(opts.logDir, opts.logName);
   // Opened before the installer starts: an installer whose log cannot be written is not run.
   const log = await openLog(logFile);
-  const redact = redactor(opts.secrets);
+  const redact = masker(opts.secrets ?? []);
   const startedAt = new Date();
   const command = redact(argv.join(' '));
   log.write(`# bpa: ${startedAt.toISOString()} start: ${command} (in ${opts.cwd})\n`);
 
-  const program = first.includes('/') ? resolve(first) : first;
-  let child: ChildProcess;
-  try {
-    child = await startChild(program, argv, opts);
-  } catch (err) {
-    log.write(`# bpa: could not start: ${messageOf(err)}\n`);
-    await endLog(log);
-    throw err;
-  }
-  const pid = child.pid as number;
-
   const tail: string[] = [];
-  const onLine = (raw: string): void => {
-    const line = redact(raw);
-    log.write(`${line}\n`);
-    tail.push(line);
-    if (tail.length > TAIL_LINES) tail.shift();
-    try {
-      opts.onLine?.(line);
-    } catch {
-      // A failing display callback must not cut the installer's log short.
-    }
-  };
-  const readers = [child.stdout, child.stderr].map((stream) => {
-    const rl = createInterface({ input: stream as NodeJS.ReadableStream, crlfDelay: Infinity });
-    rl.on('line', onLine);
-    return rl;
-  });
-  const drained = Promise.all(readers.map(closed));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
-    child.once('exit', (code, signal) => res({ code, signal })),
-  );
-
-  let timedOut = false;
-  let aborted = false;
-  let killing: Promise<boolean> | undefined;
-  const grace = opts.killGraceMs ?? 5_000;
-  const kill = (): void => {
-    killing ??= killProcessGroup(pid, grace);
-  };
-  const timer = setTimeout(() => {
-    timedOut = true;
-    kill();
-  }, opts.timeoutMs);
-  const onAbort = (): void => {
-    aborted = true;
-    kill();
-  };
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  let child: RunningProcess;
+  try {
+    child = await startProcess([first.includes('/') ? resolve(first) : first, ...argv.slice(1)], {
+      cwd: opts.cwd,
+      env: opts.env ? { ...process.env, ...opts.env } : process.env,
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      group: true,
+      killGraceMs: opts.killGraceMs ?? 5_000,
+      capture: false,
+      onLine: (raw) => {
+        const line = redact(raw);
+        log.write(`${line}\n`);
+        tail.push(line);
+        if (tail.length > TAIL_LINES) tail.shift();
+        opts.onLine?.(line);
+      },
+    });
+  } catch (err) {
+    const failure = startError(first, err);
+    log.write(`# bpa: could not start: ${failure.message}\n`);
+    await endLog(log);
+    throw failure;
+  }
 
   // An installer a restarted bpa could not find might be started twice: better not run it.
   let recordError: BpaError | undefined;
   try {
-    if (opts.pidFile !== undefined) await writePidFile(opts.pidFile, pid, startedAt);
+    if (opts.pidFile !== undefined) await writePidFile(opts.pidFile, child.pid, startedAt);
   } catch (err) {
     // An installer that has already ended needs no record (one that is ending has lost its
     // command line but not yet its process: give it a moment).
-    if (!(await waitForExit(pid, 500))) {
+    if (!(await waitForExit(child.pid, 500))) {
       recordError = new BpaError(
         'INSTALLER_START_FAILED',
         `could not record the installer's PID in ${opts.pidFile}: ${messageOf(err)}`,
@@ -240,24 +189,12 @@ export async function runLocalInstaller(argv: string[], opts: RunOptions): Promi
         { cause: err },
       );
       log.write(`# bpa: ${recordError.message}; ending it\n`);
-      kill();
+      child.kill();
     }
   }
 
-  const { code, signal } = await exited;
-  clearTimeout(timer);
-  opts.signal?.removeEventListener('abort', onAbort);
-  // Whatever the ended installer left in its group is ended with it.
-  if (killing) await killing;
-  const late = setTimeout(() => {
-    for (const rl of readers) rl.close();
-    for (const s of [child.stdout, child.stderr]) s?.destroy();
-  }, DRAIN_MS);
-  await drained;
-  clearTimeout(late);
-
-  const durationMs = Date.now() - startedAt.getTime();
-  const ended = { exitCode: code, signal, timedOut, aborted, durationMs };
+  const { exitCode, signal, timedOut, aborted, durationMs } = await child.ended;
+  const ended = { exitCode, signal, timedOut, aborted, durationMs };
   log.write(`# bpa: ${new Date().toISOString()} end: ${describeEnd(ended)}\n`);
   await endLog(log);
   if (opts.pidFile !== undefined) await removePidFile(opts.pidFile).catch(() => undefined);

@@ -5,7 +5,7 @@
  * reused. The record therefore holds the boot id, the kernel start time and the command line.
  */
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { bootId, commandLineOf, isRunning, startTimeOf } from './process.js';
+import { bootId, commandLineOf, isRunning, startTimeOf } from '../../util/proc.js';
 
 interface PidRecord {
   pid: number;

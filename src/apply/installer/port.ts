@@ -2,14 +2,11 @@ import { access, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { BpaError, StalledError, TransientError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
-import { excerpt, redact } from '../../util/redact.js';
+import { redact } from '../../util/redact.js';
+import { excerpt } from '../../util/tail.js';
 import type { InstallerPath, InstallerPort, InstallerRequest, StepHandle } from '../ports.js';
-import {
-  expandCommand,
-  findRunningInstaller,
-  killProcessGroup,
-  runLocalInstaller,
-} from './local.js';
+import { killProcessGroup } from '../../util/proc.js';
+import { expandCommand, findRunningInstaller, runLocalInstaller } from './local.js';
 import { ansibleDirs, ansibleEnv } from './ansible-env.js';
 import { usesKubespray } from './command.js';
 

@@ -14,7 +14,7 @@ import {
   explainApiError,
   httpStatus,
   labelValue,
-} from './api.js';
+} from '../../kube/api.js';
 import { collectJobLogs } from './job-logs.js';
 import { type JobLike, type JobState, jobState, readJob, waitForJob } from './job-watch.js';
 import { StalledError, TransientError, WaitingError } from '../../util/errors.js';

@@ -6,7 +6,7 @@ import {
   ResponseContext,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { abortable, serverMessage } from './api.js';
+import { abortable, serverMessage } from '../../kube/api.js';
 import { messageOf } from '../../util/errors.js';
 
 export interface LogLimits {

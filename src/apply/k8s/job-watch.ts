@@ -1,5 +1,6 @@
 import { type BatchV1Api, type KubeConfig, Watch } from '@kubernetes/client-node';
-import { abortable, explainApiError, httpStatus, pause } from './api.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { abortable, explainApiError, httpStatus } from '../../kube/api.js';
 import { TransientError } from '../../util/errors.js';
 
 /** What bpa reads of a Job; both the typed client's V1Job and a raw watch event fit it. */
@@ -87,7 +88,11 @@ export async function waitForJob(
     const started = Date.now();
     const end = await watchOnce(kc, namespace, fieldSelector, from, opts);
     if (end.kind === 'finished' || end.kind === 'deleted' || end.kind === 'aborted') return end;
-    if (end.kind !== 'gone') await pause(opts.pollMs - (Date.now() - started), opts.signal);
+    if (end.kind !== 'gone')
+      // Stopping (the signal) ends the wait early; the loop then returns aborted.
+      await sleep(Math.max(0, opts.pollMs - (Date.now() - started)), undefined, {
+        signal: opts.signal,
+      }).catch(() => undefined);
     if (opts.signal?.aborted) return { kind: 'aborted' };
 
     try {
@@ -114,7 +119,7 @@ export async function waitForJob(
           { cause: err },
         );
       }
-      await pause(opts.pollMs, opts.signal);
+      await sleep(opts.pollMs, undefined, { signal: opts.signal }).catch(() => undefined);
     }
   }
 }

@@ -11,8 +11,9 @@ import {
   explainApiError,
   httpStatus,
   labelValue,
-} from './api.js';
+} from '../../kube/api.js';
 import { StalledError, TransientError } from '../../util/errors.js';
+import { retry } from '../../util/retry.js';
 
 /** Write attempts before giving up on a object someone else keeps changing. */
 const ATTEMPTS = 3;
@@ -164,7 +165,7 @@ interface Converge<T> {
 
 /** Read, compare, then create or replace (with the resourceVersion read); re-read on 409. */
 async function converge<T>(c: Converge<T>): Promise<void> {
-  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+  const attempt = async (): Promise<void> => {
     let current: T | undefined;
     try {
       current = await c.read();
@@ -175,19 +176,26 @@ async function converge<T>(c: Converge<T>): Promise<void> {
     try {
       if (current === undefined) await c.create();
       else if (!c.upToDate(current)) await c.replace(current);
-      return;
     } catch (err: unknown) {
       if (err instanceof StalledError) throw err;
       // 409: created or changed by someone else since the read; read again.
-      if (httpStatus(err) !== 409)
-        throw explainApiError(err, 'PUBLISH_FAILED', `writing ${c.what}`, c.permission);
+      if (httpStatus(err) === 409) throw new Conflict();
+      throw explainApiError(err, 'PUBLISH_FAILED', `writing ${c.what}`, c.permission);
     }
+  };
+  try {
+    await retry(attempt, { attempts: ATTEMPTS, retryIf: (err) => err instanceof Conflict });
+  } catch (err: unknown) {
+    if (!(err instanceof Conflict)) throw err;
+    throw new TransientError(
+      'PUBLISH_CONFLICT',
+      `${c.what} kept changing while bpa wrote it (${ATTEMPTS} conflicts); will retry`,
+    );
   }
-  throw new TransientError(
-    'PUBLISH_CONFLICT',
-    `${c.what} kept changing while bpa wrote it (${ATTEMPTS} conflicts); will retry`,
-  );
 }
+
+/** Someone else wrote the object between bpa's read and its write. */
+class Conflict extends Error {}
 
 function sameMap(a: Record<string, string> | undefined, b: Record<string, string>): boolean {
   const have = a ?? {};

@@ -4,7 +4,7 @@ import { BpaError, messageOf } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { targetOf } from '../access.js';
 import type { PackagePort, PackageResult } from '../ports.js';
-import type { SshPool } from '../ssh/index.js';
+import type { SshPool } from '../../ssh/index.js';
 import {
   MIRROR_LIST,
   QUERY_OK_EXIT_CODES,
@@ -15,7 +15,7 @@ import {
   queryArgv,
   removeArgv,
   updateArgv,
-} from './apt.js';
+} from '../../apt/commands.js';
 
 export interface SshPackagesOptions {
   pool: SshPool;

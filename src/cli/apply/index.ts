@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
-import type { Config } from '../../config/options.js';
+import type { Config, ConfigFor } from '../../config/options.js';
+import { createRun, type RunContext } from '../../reconcile/context.js';
+import { runSteps } from '../../reconcile/steps.js';
+import { pluralize } from '../../util/pluralize.js';
 import { parseDuration } from '../../util/duration.js';
 import { planHasChanges } from '../../plan/index.js';
 import { StalledError, UsageError } from '../../util/errors.js';
@@ -88,36 +91,34 @@ export function registerApply(
   reconcile.action((path: string | undefined, opts: Record<string, unknown>) => {
     if (!opts['once'])
       throw new UsageError('only --once is supported here; for a controller loop use bpa serve');
-    const config = (site: Record<string, unknown> | undefined): Config =>
-      reconcileConfig(opts, site, env);
-    const cfg = config(undefined);
+    const configFor: ConfigFor = (site) => reconcileConfig(opts, site, env);
+    const cfg = configFor(undefined);
     if (cfg.repoUrl && path !== undefined)
       throw new UsageError(
         `give either a site directory (${path}) or a repository (--repo, BPA_REPO_URL), not both`,
       );
-    if (cfg.repoUrl) return reconcileRepo(config, io, env, now);
-    return run(path ?? '.', config, io, env, now);
+    if (cfg.repoUrl) return reconcileRepo(configFor, io, env, now);
+    return run(path ?? '.', configFor, io, env, now);
   });
 }
 
 /** `bpa reconcile --once --repo URL`: one reconcile of a repository, reports committed back. */
 async function reconcileRepo(
-  config: (site: Record<string, unknown> | undefined) => Config,
+  configFor: ConfigFor,
   io: Io,
   env: NodeJS.ProcessEnv,
   now: () => number,
 ): Promise<void> {
-  const cfg = config(undefined);
+  const cfg = configFor(undefined);
   const log = terminalLogger(cfg, io);
   // Heavy modules (SSH, git, installers) load only for the commands that use them.
   const [{ Reconciler }, { sourceFor }] = await Promise.all([
-    import('../../reconcile/index.js'),
+    import('../../reconcile/reconciler.js'),
     import('../../reconcile/from-config.js'),
   ]);
   const reconciler = new Reconciler({
     source: await sourceFor(cfg, env, undefined),
-    stateDir: cfg.stateDir,
-    config,
+    configFor,
     env,
     log,
     now,
@@ -145,44 +146,45 @@ function terminalLogger(cfg: Config, io: Io): ReturnType<typeof createLogger> {
   );
 }
 
+/** `bpa apply PATH`, `bpa reconcile --once PATH`: the steps up to apply, the plan shown first. */
 async function run(
   path: string,
-  config: (site: Record<string, unknown> | undefined) => Config,
+  configFor: ConfigFor,
   io: Io,
   env: NodeJS.ProcessEnv,
   now: () => number,
 ): Promise<void> {
-  const log = terminalLogger(config(undefined), io);
-  const { runApply } = await import('../../apply/run.js');
-  const outcome = await runApply(path, config, {
+  let shown = false;
+  const show = (ctx: RunContext): void => {
+    if (shown) return;
+    shown = true;
+    const root = ctx.loaded?.root ?? path;
+    io.out(formatText(ctx.problems.map((p) => ({ ...p, file: displayPath(root, p.file) }))));
+    if (ctx.plan) io.out(formatPlan(ctx.plan) + '\n');
+  };
+  const ctx = createRun({
+    site: { kind: 'path', path },
+    configFor,
     env,
-    now: now(),
-    log,
+    log: terminalLogger(configFor(undefined), io),
+    now,
     onLine: (line) => io.out(`${line}\n`),
-    onPlan: (planRun) => {
-      io.out(
-        formatText(
-          planRun.problems.map((p) => ({
-            ...p,
-            file: displayPath(planRun.validated.root, p.file),
-          })),
-        ),
-      );
-      if (planRun.plan) io.out(formatPlan(planRun.plan) + '\n');
-    },
+    onPlan: show,
   });
-  const { run: planRun } = outcome;
-  if (!outcome.result) {
-    const n = planRun.problems.filter((p) => p.severity === 'error').length;
+  await runSteps(ctx, 'apply');
+  if (!ctx.result) {
+    // Nothing applied: the site, or its plan, has errors.
+    show(ctx);
+    const n = ctx.problems.filter((p) => p.severity === 'error').length;
     throw new StalledError(
       'SITE_INVALID',
-      `nothing applied: the site has ${n} error${n === 1 ? '' : 's'} (listed above)`,
+      `nothing applied: the site has ${pluralize(n, 'error')} (listed above)`,
     );
   }
-  if (!planRun.plan || !planHasChanges(planRun.plan)) {
+  if (!ctx.plan || !planHasChanges(ctx.plan)) {
     io.exit(EXIT.ok);
     return;
   }
-  io.out(formatApplyResult(outcome.result));
-  io.exit(outcome.result.ok ? EXIT.ok : EXIT.failed);
+  io.out(formatApplyResult(ctx.result));
+  io.exit(ctx.result.ok ? EXIT.ok : EXIT.failed);
 }

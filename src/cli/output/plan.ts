@@ -1,5 +1,6 @@
 import type { ClusterPlan, PackageChange, Plan, PlannedNode } from '../../plan/index.js';
 import { printable } from '../../util/printable.js';
+import { pluralize, word } from '../../util/pluralize.js';
 
 const SYMBOL: Record<PlannedNode['change'], string> = {
   add: '+',
@@ -26,7 +27,7 @@ function formatCluster(c: ClusterPlan): string[] {
     : provisioning
       ? 'new cluster, to provision'
       : c.actions.length
-        ? `${c.actions.length} action${c.actions.length === 1 ? '' : 's'}`
+        ? pluralize(c.actions.length, 'action')
         : c.podSubnetChange
           ? 'differs from the site: the pod subnet cannot change in place'
           : 'no changes';
@@ -93,7 +94,7 @@ function summary(plan: Plan): string {
   const head = changes
     ? `Plan ${plan.hash.slice(0, 12)}`
     : stuck
-      ? `Nothing bpa can apply, but ${stuck} cluster${stuck === 1 ? ' differs' : 's differ'} from the site (see the notes)`
+      ? `Nothing bpa can apply, but ${pluralize(stuck, 'cluster')} ${word(stuck, 'differs', 'differ')} from the site (see the notes)`
       : 'No changes';
-  return `${head}: ${plan.clusters.length} cluster${plan.clusters.length === 1 ? '' : 's'}; ${provision} to provision, ${upgrades ? `${upgrades} to upgrade, ` : ''}${adds} node${adds === 1 ? '' : 's'} to add, ${removes} to remove, ${pkgs} package change${pkgs === 1 ? '' : 's'}.`;
+  return `${head}: ${pluralize(plan.clusters.length, 'cluster')}; ${provision} to provision, ${upgrades ? `${upgrades} to upgrade, ` : ''}${pluralize(adds, 'node')} to add, ${removes} to remove, ${pluralize(pkgs, 'package change')}.`;
 }

@@ -80,7 +80,3 @@ export function countSeverities(problems: readonly Problem[]): {
   }
   return { errors, warnings };
 }
-
-export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}

@@ -1,7 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Option, type Command } from 'commander';
-import { runPlan } from '../../plan/run.js';
+import { createRun } from '../../reconcile/context.js';
+import { runSteps } from '../../reconcile/steps.js';
+import { silentLogger } from '../../util/log.js';
 import { planHasChanges } from '../../plan/index.js';
 import { hasErrors } from '../../util/problem.js';
 import { EXIT, type Io } from '../io.js';
@@ -58,25 +60,16 @@ export function registerPlan(
     'packageMirrors',
   ]);
   cmd.action(async (path: string, opts: Record<string, unknown>) => {
-    const { SshSession, hasSshKey } = await import('../../apply/ssh-session.js');
-    const ssh = new SshSession();
-    let run;
-    try {
-      run = await runPlan(
-        path,
-        (site) => config(opts, site, env),
-        env,
-        now(),
-        async (targets, cfg) =>
-          targets.length && (await hasSshKey(cfg)) ? ssh.facts(targets, cfg) : undefined,
-      );
-    } finally {
-      await ssh.close();
-    }
-    const problems = run.problems.map((p) => ({
-      ...p,
-      file: displayPath(run.validated.root, p.file),
-    }));
+    const run = createRun({
+      site: { kind: 'path', path },
+      configFor: (site) => config(opts, site, env),
+      env,
+      log: silentLogger(),
+      now,
+    });
+    await runSteps(run, 'plan');
+    const root = run.loaded?.root ?? path;
+    const problems = run.problems.map((p) => ({ ...p, file: displayPath(root, p.file) }));
     const plan = run.plan;
     if (opts['output'] === 'json') {
       io.out(

@@ -44,7 +44,7 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     // The controller's modules (Kubernetes client, metrics, file watching) load only here.
     const { serve } = await import('../../serve/run.js');
     const server = await serve({
-      config: (site) => config(opts, site, env),
+      configFor: (site) => config(opts, site, env),
       env,
       log,
       watchDir,

@@ -2,21 +2,23 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { basename, dirname, resolve } from 'node:path';
 import { BpaError } from '../../util/errors.js';
-import { error } from '../../util/problem.js';
-import { validatePath, type ValidatedPath } from '../../validate/run.js';
+import { silentLogger } from '../../util/log.js';
+import { error, type Problem } from '../../util/problem.js';
+import { createRun } from '../../reconcile/context.js';
+import { runSteps } from '../../reconcile/steps.js';
 import {
   PROBLEM_FORMATS,
   countSeverities,
   displayPath,
   formatGithub,
   formatText,
-  plural,
   problemsJson,
   type ProblemFormat,
 } from '../output/problems.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
 import { printable } from '../../util/printable.js';
+import { pluralize } from '../../util/pluralize.js';
 
 /** `bpa validate [PATH]`: every problem of a site, for pull requests. */
 export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEnv): void {
@@ -30,13 +32,23 @@ export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEn
       new Option('-f, --format <format>', 'output format').choices(PROBLEM_FORMATS).default('text'),
     )
     .action(async (path: string, opts: { format: ProblemFormat } & Record<string, unknown>) => {
-      const operator = policy(opts, undefined, env);
-      let result: ValidatedPath;
+      const ctx = createRun({
+        site: { kind: 'path', path },
+        configFor: (site) => policy(opts, site, env),
+        env,
+        log: silentLogger(),
+      });
+      let result: Validated;
       try {
-        result = await validatePath(path, undefined, {
-          allowSiteCommands: operator.allowSiteCommands,
-          packageMirrors: operator.packageMirrors,
-        });
+        await runSteps(ctx, 'validate');
+        const loaded = ctx.loaded as NonNullable<typeof ctx.loaded>;
+        result = {
+          root: loaded.root,
+          files: loaded.files.length,
+          documents: loaded.documents.length,
+          problems: ctx.validation,
+          clusters: ctx.model?.clusters.map((c) => c.name) ?? [],
+        };
       } catch (err: unknown) {
         // A path that cannot be read is a problem of the input like any other: it is printed
         // in the format asked for (a JSON document, a GitHub annotation).
@@ -57,7 +69,7 @@ export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEn
               warnings,
               files: result.files,
               documents: result.documents,
-              clusters: result.model?.clusters.map((c) => c.name) ?? [],
+              clusters: result.clusters,
               problems: problemsJson(problems),
             },
             null,
@@ -69,15 +81,15 @@ export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEn
       } else {
         io.out(formatText(problems));
         const where = printable(displayPath(process.cwd(), path) ?? path);
-        const scope = `${plural(result.documents, 'document')} in ${plural(result.files, 'file')}`;
+        const scope = `${pluralize(result.documents, 'document')} in ${pluralize(result.files, 'file')}`;
         if (errors === 0) {
-          const clusters = result.model?.clusters.length ?? 0;
+          const clusters = result.clusters.length;
           io.out(
-            `${where}: valid (${scope}, ${plural(clusters, 'cluster')}${warnings ? `, ${plural(warnings, 'warning')}` : ''})\n`,
+            `${where}: valid (${scope}, ${pluralize(clusters, 'cluster')}${warnings ? `, ${pluralize(warnings, 'warning')}` : ''})\n`,
           );
         } else {
           io.out(
-            `${where}: ${plural(errors, 'error')}, ${plural(warnings, 'warning')} (${scope})\n`,
+            `${where}: ${pluralize(errors, 'error')}, ${pluralize(warnings, 'warning')} (${scope})\n`,
           );
         }
       }
@@ -89,14 +101,23 @@ export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEn
 
 const PATH_CODES = new Set(['PATH_NOT_FOUND', 'PATH_UNREADABLE']);
 
+/** What `bpa validate` shows of a site. */
+interface Validated {
+  root: string;
+  files: number;
+  documents: number;
+  problems: Problem[];
+  /** The clusters of a valid site. */
+  clusters: string[];
+}
+
 /** The result for a path that cannot be read: one problem, on the path itself. */
-function unreadablePath(path: string, err: BpaError): ValidatedPath {
-  const root = dirname(resolve(path));
+function unreadablePath(path: string, err: BpaError): Validated {
   return {
-    root,
+    root: dirname(resolve(path)),
     files: 0,
     documents: 0,
     problems: [error(err.code, err.message, { file: basename(resolve(path)) })],
-    loaded: { root, files: [], documents: [], problems: [], incomplete: true },
+    clusters: [],
   };
 }

@@ -1,4 +1,5 @@
-import { NULL_MAC, normalizeMac, type Host, type Nic } from '../types.js';
+import { NULL_MAC, normalizeMac } from '../../util/mac.js';
+import type { Host, Nic } from '../types.js';
 import { isSriovModel } from './sriov.js';
 
 /** A BareMetalHost or HardwareData object as plain data (from the site, a directory or the API). */

@@ -1,4 +1,4 @@
-import { normalizeMac } from '../types.js';
+import { normalizeMac } from '../../util/mac.js';
 
 /**
  * What a lease's hardware-address field holds: an Ethernet MAC (normalized), a well-formed

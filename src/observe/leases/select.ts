@@ -1,4 +1,5 @@
-import { normalizeMac, type Lease } from '../types.js';
+import { normalizeMac } from '../../util/mac.js';
+import type { Lease } from '../types.js';
 
 /** A lease still in force after supersession, with its position in the input for tie-breaks. */
 export interface Candidate {

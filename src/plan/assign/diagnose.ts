@@ -5,6 +5,7 @@
 import { describeShortfallsBrief, fits, shortfalls } from './need.js';
 import type { Need, Shortfall } from './need.js';
 import type { HostClass, SiteHost } from './site-hosts.js';
+import { pluralize, word } from '../../util/pluralize.js';
 
 const LISTED = 3;
 const LISTED_INELIGIBLE = 5;
@@ -12,10 +13,6 @@ const LISTED_INELIGIBLE = 5;
 function listWithMore(items: string[], total: number, sep: string): string {
   const more = total - items.length;
   return more > 0 ? `${items.join(sep)}${sep}and ${more} more` : items.join(sep);
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** "3 hosts qualify, all taken by a/worker-1, a/master-1 and 1 more; nearest: node-7 has cpu 16" */
@@ -46,8 +43,8 @@ export function describeCompetition(need: Need, classes: readonly HostClass[]): 
     const who = listWithMore(takers, taken, ', ');
     text =
       taken === qualify
-        ? `${plural(qualify, 'host')} ${qualify === 1 ? 'qualifies' : 'qualify'}, all taken by ${who}`
-        : `${plural(qualify, 'host')} qualify, ${taken} taken by ${who}`;
+        ? `${pluralize(qualify, 'host')} ${word(qualify, 'qualifies', 'qualify')}, all taken by ${who}`
+        : `${pluralize(qualify, 'host')} qualify, ${taken} taken by ${who}`;
   }
   if (nearest)
     text += `; nearest: ${nearest.entry.key} has ${describeShortfallsBrief(nearest.miss)}`;
@@ -60,5 +57,5 @@ export function describeIneligible(ineligible: readonly SiteHost[]): string {
   const shown = ineligible
     .slice(0, LISTED_INELIGIBLE)
     .map((e) => `${e.key} ${e.host.ineligibleReason ?? 'not eligible'}`);
-  return `${plural(ineligible.length, 'host')} ineligible: ${listWithMore(shown, ineligible.length, '; ')}`;
+  return `${pluralize(ineligible.length, 'host')} ineligible: ${listWithMore(shown, ineligible.length, '; ')}`;
 }

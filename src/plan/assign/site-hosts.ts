@@ -2,7 +2,8 @@
  * The inventory indexed for assignment: hosts in a fixed order (so input order never changes
  * the outcome), by key, by MAC, and grouped into capacity classes.
  */
-import { hostMacs, normalizeMac } from '../../observe/types.js';
+import { hostMacs } from '../../observe/types.js';
+import { normalizeMac } from '../../util/mac.js';
 import type { Host } from '../../observe/types.js';
 import { capacityOf } from './need.js';
 import type { Capacity } from './need.js';

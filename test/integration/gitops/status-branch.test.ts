@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GitSource, Reconciler } from '../../../src/reconcile/index.js';
+import { Reconciler } from '../../../src/reconcile/reconciler.js';
+import { GitSource } from '../../../src/source/git-source.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { startGitServer, type GitServer } from '../../fakes/git-server.js';
 import { FakeNodes, fakePorts } from '../../fakes/ports.js';
@@ -31,8 +32,7 @@ describe('reconcile with --status-branch: reports on their own branch', function
         stateDir: state,
         statusBranch: 'bpa-status',
       }),
-      stateDir: state,
-      config: configWith({ stateDir: state }),
+      configFor: configWith({ stateDir: state }),
       env: {},
       log: silentLogger(),
       resyncIntervalMs: 3_600_000,

@@ -12,7 +12,7 @@ import { resolveConfig } from '../../../src/config/options.js';
 import { ansibleEnv } from '../../../src/apply/installer/ansible-env.js';
 import { expandCommand } from '../../../src/apply/installer/command.js';
 import { checkCommands } from '../../../src/apply/installer/port.js';
-import { knownHostsName } from '../../../src/apply/ssh/host-keys.js';
+import { knownHostsName } from '../../../src/ssh/host-keys.js';
 import { BpaError } from '../../../src/util/errors.js';
 
 const vars = {

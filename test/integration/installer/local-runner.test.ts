@@ -12,11 +12,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   findRunningInstaller,
-  killProcessGroup,
   runLocalInstaller,
-  waitForExit,
   type RunOptions,
 } from '../../../src/apply/installer/local.js';
+import { killProcessGroup, waitForExit } from '../../../src/util/proc.js';
 import { BpaError } from '../../../src/util/errors.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BpaError } from '../../../src/util/errors.js';
 import { syncRepo, type GitAuth } from '../../../src/source/git.js';
-import { commitAndPush } from '../../../src/report/git-push.js';
+import { commitAndPush } from '../../../src/source/git-push.js';
 import { startGitServer, type GitServer } from '../../fakes/git-server.js';
 
 const TOKEN = 'tok-9f8e7d6c5b4a-SECRET';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BpaError } from '../../../src/util/errors.js';
 import { syncRepo, type RepoOptions } from '../../../src/source/git.js';
-import { commitAndPush, type StatusCommit } from '../../../src/report/git-push.js';
+import { commitAndPush, type StatusCommit } from '../../../src/source/git-push.js';
 import { PERSON, startGitServer, type GitServer } from '../../fakes/git-server.js';
 
 const BPA = { name: 'bpa', email: 'bpa@edge.example' };

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BpaError } from '../../../src/util/errors.js';
 import { syncRepo, type RepoOptions } from '../../../src/source/git.js';
-import { commitAndPush } from '../../../src/report/git-push.js';
-import { LocalSource } from '../../../src/reconcile/sources.js';
+import { commitAndPush } from '../../../src/source/git-push.js';
+import { localSource } from '../../../src/reconcile/from-config.js';
 import { startGitServer, type GitServer } from '../../fakes/git-server.js';
 import { runCli } from '../../unit/validate/run-cli.js';
 
@@ -110,7 +110,7 @@ describe('a status file in the site', function () {
         await writeFile(join(elsewhere, 'site.yaml'), 'kind: SiteStatus\nsecret: elsewhere\n');
         await make(site, elsewhere);
         const before = await lstat(join(site, 'status'));
-        const source = new LocalSource(site);
+        const source = localSource(site);
         await assert.rejects(source.publish(site, REPORTS), taken);
         const after = await lstat(join(site, 'status'));
         assert.equal(after.ino, before.ino, 'the same entry is still there');

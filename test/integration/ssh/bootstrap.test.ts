@@ -3,12 +3,7 @@ import { randomInt } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  SshPool,
-  bootstrapKey,
-  type KnownHosts,
-  type SshOptions,
-} from '../../../src/apply/ssh/index.js';
+import { SshPool, bootstrapKey, type KnownHosts, type SshOptions } from '../../../src/ssh/index.js';
 import { ExecError } from '../../../src/util/exec-error.js';
 import { StalledError } from '../../../src/util/errors.js';
 import { canRunLab, startLab, type Lab, type LabHost } from '../../lab/lab.js';

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readCredentialsFile, readSecretCredentials } from '../../../src/apply/ssh/index.js';
+import { readCredentialsFile, readSecretCredentials } from '../../../src/ssh/index.js';
 import { BpaError, StalledError, TransientError } from '../../../src/util/errors.js';
 import { startFakeKube, type FakeKube } from '../../fakes/kube-api-server.js';
 import { rejection } from './helpers.js';

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { SshTarget } from '../../../src/apply/ssh/index.js';
+import type { SshTarget } from '../../../src/ssh/index.js';
 import { BpaError } from '../../../src/util/errors.js';
 import type { LabHost } from '../../lab/lab.js';
 

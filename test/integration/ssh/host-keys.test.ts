@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { SshPool, type KnownHosts, type SshOptions } from '../../../src/apply/ssh/index.js';
+import { SshPool, type KnownHosts, type SshOptions } from '../../../src/ssh/index.js';
 import { ExecError } from '../../../src/util/exec-error.js';
 import { StalledError } from '../../../src/util/errors.js';
 import { canRunLab, startLab, type Lab, type LabHost } from '../../lab/lab.js';

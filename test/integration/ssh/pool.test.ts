@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SshPool, remoteCommand, type SshOptions } from '../../../src/apply/ssh/index.js';
+import { SshPool, remoteCommand, type SshOptions } from '../../../src/ssh/index.js';
 import { ExecError } from '../../../src/util/exec-error.js';
 import { StalledError } from '../../../src/util/errors.js';
 import { canRunLab, startLab, type Lab, type LabHost } from '../../lab/lab.js';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runApply, type ApplyRun } from '../../../src/apply/run.js';
+import { createRun, type RunContext } from '../../../src/reconcile/context.js';
+import { runSteps } from '../../../src/reconcile/steps.js';
 import { StateLock } from '../../../src/state/lock.js';
 import { StateStore } from '../../../src/state/store.js';
 import { BpaError } from '../../../src/util/errors.js';
@@ -21,7 +22,7 @@ interface JournalStep {
 }
 
 /**
- * The journaled engine (plan → apply under the state lock, with the real journal and state
+ * The journaled engine (the steps up to apply, under the state lock, with the real journal and state
  * store) over in-memory ports: resuming, failing and locking without root.
  */
 describe('apply engine over in-memory ports', () => {
@@ -31,16 +32,17 @@ describe('apply engine over in-memory ports', () => {
   let nodes: FakeNodes;
   let ports: ReturnType<typeof fakePorts>;
 
-  const apply = async (signal?: AbortSignal): Promise<ApplyRun> => {
-    const r = await runApply(siteDir, configWith({ stateDir }), {
+  const apply = async (signal?: AbortSignal): Promise<RunContext> => {
+    const ctx = createRun({
+      site: { kind: 'path', path: siteDir },
+      configFor: configWith({ stateDir }),
       env: {},
-      now: Date.now(),
       log: silentLogger(),
       ports,
       signal,
     });
-    assert.ok(!('usage' in r), JSON.stringify(r));
-    return r;
+    await runSteps(ctx, 'apply');
+    return ctx;
   };
   const journal = async (): Promise<JournalStep[]> =>
     (

@@ -208,7 +208,7 @@ describe('.dockerignore', () => {
       'tsconfig.build.json',
       'bin/bpa',
       'src/cli/main.ts',
-      'src/apply/keys.ts',
+      'src/ssh/keys.ts',
       'schemas/site.schema.json',
     ]) {
       assert.ok(!excluded(path), `${path} is in the context`);

@@ -13,7 +13,10 @@ import { hostMacs, type Host } from '../../../src/observe/types.js';
 import { planSite, type Plan } from '../../../src/plan/index.js';
 import type { NodeSpec } from '../../../src/validate/model.js';
 import type { Problem } from '../../../src/util/problem.js';
-import { validatePath } from '../../../src/validate/run.js';
+import { createRun } from '../../../src/reconcile/context.js';
+import { runSteps } from '../../../src/reconcile/steps.js';
+import { resolveConfig } from '../../../src/config/options.js';
+import { silentLogger } from '../../../src/util/log.js';
 import { applied, appliedFrom, cluster, node } from '../plan/plan-fixture.js';
 import { removeSite, writeSite } from '../validate/site-fixture.js';
 
@@ -65,15 +68,21 @@ async function readInventory(
       message: p.message,
     });
     if (as === 'site') {
-      const v = await validatePath(dir);
-      if (!v.model) return { hosts: [], problems: v.problems.map(rel) };
+      const v = createRun({
+        site: { kind: 'path', path: dir },
+        configFor: (site) => resolveConfig([], {}, {}, site),
+        env: {},
+        log: silentLogger(),
+      });
+      await runSteps(v, 'validate');
+      if (!v.model) return { hosts: [], problems: v.validation.map(rel) };
       const o = await observe(v.model, {
         inventory: { kind: 'embedded', root: dir },
         leaseFiles: [],
         now: 0,
         stateDir: state,
       });
-      return { hosts: o.hosts, problems: [...v.problems, ...o.problems].map(rel) };
+      return { hosts: o.hosts, problems: [...v.validation, ...o.problems].map(rel) };
     }
     const o = await observe(
       { clusters: [], inventory: [] },

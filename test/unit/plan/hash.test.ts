@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url';
 import type { ExecutionSettings } from '../../../src/config/execution.js';
 import { resolveConfig, OPTIONS, type OptionName } from '../../../src/config/options.js';
 import { planSite } from '../../../src/plan/index.js';
-import { runPlan } from '../../../src/plan/run.js';
+import { createRun, type RunContext } from '../../../src/reconcile/context.js';
+import { runSteps } from '../../../src/reconcile/steps.js';
+import { silentLogger } from '../../../src/util/log.js';
 import { cluster, host, leasesFor, node } from './plan-fixture.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../sites/example', import.meta.url));
@@ -109,8 +111,19 @@ describe('plan hash of a whole site (runPlan)', () => {
     const leases = join(two, 'leases', 'dnsmasq.leases');
     const lines = (await readFile(leases, 'utf8')).split('\n').filter(Boolean);
     await writeFile(leases, [...lines].reverse().join('\n') + '\n');
-    const a = await runPlan(one, config(join(tmp, 's1')), {}, Date.parse('2026-01-01'));
-    const b = await runPlan(two, config(join(tmp, 's2')), {}, Date.parse('2026-01-01'));
+    const plan = async (path: string, stateDir: string): Promise<RunContext> => {
+      const ctx = createRun({
+        site: { kind: 'path', path },
+        configFor: config(stateDir),
+        env: {},
+        log: silentLogger(),
+        now: () => Date.parse('2026-01-01'),
+      });
+      await runSteps(ctx, 'plan');
+      return ctx;
+    };
+    const a = await plan(one, join(tmp, 's1'));
+    const b = await plan(two, join(tmp, 's2'));
     assert.ok(a.plan && b.plan);
     assert.equal(a.plan.hash, b.plan.hash);
     // …and the settings that say how bpa acts are in the plan: the Site's SSH user, the

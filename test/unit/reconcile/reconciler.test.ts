@@ -4,7 +4,7 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalInstaller } from '../../../src/apply/installer/port.js';
-import { Reconciler } from '../../../src/reconcile/index.js';
+import { Reconciler } from '../../../src/reconcile/reconciler.js';
 import { StateLock } from '../../../src/state/lock.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { FakeNodes, fakePorts } from '../../fakes/ports.js';
@@ -44,8 +44,7 @@ describe('reconciler over in-memory ports', () => {
   ): Reconciler {
     return new Reconciler({
       source,
-      stateDir,
-      config: configWith({ stateDir }),
+      configFor: configWith({ stateDir }),
       env: {},
       log: silentLogger(),
       resyncIntervalMs: 3_600_000,

@@ -1,5 +1,6 @@
 import type { SchedulerTimers } from '../../../src/serve/scheduler.js';
-import type { ReconcileFn, ReconcileSummary, Trigger } from '../../../src/serve/types.js';
+import type { ReconcileSummary, Trigger } from '../../../src/reconcile/summary.js';
+import type { ReconcileFn } from '../../../src/serve/types.js';
 
 /** Lets every promise chain that is ready run to its end (a few macrotask turns). */
 export async function settle(): Promise<void> {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { BpaMetrics } from '../../../src/serve/metrics.js';
-import type { ReconcileSummary, RunRecord } from '../../../src/serve/types.js';
+import type { ReconcileSummary } from '../../../src/reconcile/summary.js';
+import type { RunRecord } from '../../../src/serve/types.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const SHA1 = '1'.repeat(40);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { BpaError } from '../../../src/util/errors.js';
-import { ExecError, classify, tailOf, DPKG_LOCK_RETRY_MS } from '../../../src/util/exec-error.js';
+import { ExecError, classify, DPKG_LOCK_RETRY_MS } from '../../../src/util/exec-error.js';
+import { tailOf } from '../../../src/util/tail.js';
 
 describe('ExecError and classify', () => {
   // [stderr as tools really print it, exit code, expected code, expected retry]

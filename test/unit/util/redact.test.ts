@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { excerpt, redact } from '../../../src/util/redact.js';
+import { masker, redact, sanitize } from '../../../src/util/redact.js';
+import { excerpt } from '../../../src/util/tail.js';
 
 /** Generates a throwaway key (never a real one in the repository): its text and body lines. */
 async function freshKey(type: 'ed25519' | 'rsa'): Promise<{ text: string; body: string[] }> {
@@ -97,5 +98,25 @@ describe('redact: what may leave the state directory', () => {
     assert.doesNotMatch(out, /abcdefgh12345678/);
     for (const line of key.body) assert.ok(!out.includes(line), out);
     assert.ok(Buffer.byteLength(excerpt('x'.repeat(10_000))) <= 1004);
+  });
+
+  it('sanitize removes URL credentials only, in linear time on any input', () => {
+    assert.equal(
+      sanitize('fetch https://bpa:s3cret@git.example/site.git failed; token=abc'),
+      'fetch https://***@git.example/site.git failed; token=abc',
+    );
+    // A long run of letters without "://" or "@" once took seconds (quadratic backtracking).
+    const long = `${'b'.repeat(1_000_000)} http://${'u'.repeat(5000)}`;
+    const started = performance.now();
+    assert.equal(sanitize(long), long);
+    assert.ok(performance.now() - started < 1000, 'a megabyte is scanned in well under a second');
+  });
+
+  it('a masker hides the secrets bpa handed a program, and URL credentials, line by line', () => {
+    const mask = masker(['hunter2', '']);
+    assert.equal(
+      mask('ansible: password hunter2 for https://u:p@repo.example, again hunter2'),
+      'ansible: password *** for https://***@repo.example, again ***',
+    );
   });
 });

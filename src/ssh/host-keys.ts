@@ -5,8 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { StalledError, messageOf } from '../../util/errors.js';
-import { writeFileAtomic } from '../../state/atomic.js';
+import { StalledError, messageOf } from '../util/errors.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { hostPort } from './types.js';
 
 export interface PinnedKey {

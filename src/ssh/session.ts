@@ -1,18 +1,14 @@
 import { access } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config/options.js';
-import { collectFacts, type FactsMap, type FactsTarget } from '../observe/facts.js';
 import { ensureKeyPair } from './keys.js';
-import { SshPool } from './ssh/index.js';
+import { SshPool } from './pool.js';
 
 export interface OpenSsh {
   keys: { privateKey: string; publicKey: string };
   options: { privateKeyPath: string; knownHostsFile: string };
   pool: SshPool;
 }
-
-/** How long reading one node's facts may take. */
-const FACTS_TIMEOUT_MS = 30_000;
 
 /**
  * bpa's SSH key pair and connection pool, opened once per run when first needed: by apply,
@@ -38,18 +34,6 @@ export class SshSession {
       return { keys, options, pool: new SshPool(options) };
     })();
     return this.opened;
-  }
-
-  /** What the nodes report (installed packages), read the way apply reads it before planning. */
-  async facts(targets: FactsTarget[], cfg: Config): Promise<FactsMap> {
-    const { pool } = await this.open(cfg);
-    return collectFacts(targets, {
-      pool,
-      user: cfg.sshUser,
-      port: cfg.sshPort,
-      maxParallelHosts: cfg.maxParallelHosts,
-      timeoutMs: FACTS_TIMEOUT_MS,
-    });
   }
 
   async close(): Promise<void> {

@@ -1,16 +1,17 @@
 // Commits status reports to the site repository and pushes them, without ever force-pushing or
 // merging: a push that loses a race is redone from scratch on top of the new remote head.
 import fs from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import git from 'isomorphic-git';
-import { StalledError, TransientError, sanitize } from '../util/errors.js';
-import { GIT_PUSH_DECLINED, GIT_PUSH_REJECTED, redact, toGitError } from '../source/classify.js';
-import { httpClient } from '../source/http-client.js';
-import { remoteFor } from '../source/remote.js';
-import { fetchRemoteRef, listRemoteRefs, type Link } from '../source/transport.js';
-import { editTree } from '../source/tree-edit.js';
-import type { RepoOptions } from '../source/types.js';
-import { ensureRepo, hasCommit, type GitCache } from '../source/working-copy.js';
+import { StalledError, TransientError } from '../util/errors.js';
+import { sanitize } from '../util/redact.js';
+import { backoff, retry } from '../util/retry.js';
+import { GIT_PUSH_DECLINED, GIT_PUSH_REJECTED, redact, toGitError } from './classify.js';
+import { httpClient } from './http-client.js';
+import { remoteFor } from './remote.js';
+import { fetchRemoteRef, listRemoteRefs, type Link } from './transport.js';
+import { editTree } from './tree-edit.js';
+import type { RepoOptions } from './types.js';
+import { ensureRepo, hasCommit, type GitCache } from './working-copy.js';
 
 export interface StatusCommit {
   /** Repo-relative path → content (null deletes). */
@@ -58,11 +59,10 @@ export async function commitAndPush(
   const remote = remoteFor(repo.url, repo.auth);
   const link: Link = { remote, http: httpClient(repo.http, repo.timeoutMs) };
   const maxAttempts = Math.max(1, opts.maxAttempts ?? 5);
-  const backoff = opts.backoffMs ?? 200;
   const branchRef = `refs/heads/${commit.branch}`;
   let lastReason = '';
 
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+  const attempt = async (n: number): Promise<{ commit: string | undefined; attempts: number }> => {
     const cache: GitCache = {};
     try {
       await ensureRepo(repo.dir, remote.url);
@@ -72,10 +72,10 @@ export async function commitAndPush(
         : undefined;
       let tree = await editTree(repo.dir, baseTree, commit.files, cache);
       if (tree === undefined) {
-        if (!head) return { commit: undefined, attempts: attempt };
+        if (!head) return { commit: undefined, attempts: n };
         tree = await git.writeTree({ fs, dir: repo.dir, tree: [] });
       }
-      if (tree === baseTree) return { commit: undefined, attempts: attempt };
+      if (tree === baseTree) return { commit: undefined, attempts: n };
       const created = await writeStatusCommit(
         repo.dir,
         tree,
@@ -94,7 +94,7 @@ export async function commitAndPush(
         headers: remote.headers(),
         cache,
       });
-      return { commit: created, attempts: attempt };
+      return { commit: created, attempts: n };
     } catch (err: unknown) {
       const rejection = rejectionOf(err);
       if (rejection === undefined) {
@@ -107,14 +107,26 @@ export async function commitAndPush(
           `the server declined the status push to ${commit.branch}: ${lastReason}`,
         );
       }
-      if (attempt < maxAttempts) await sleep(backoffDelay(backoff, attempt));
+      throw new LostRace();
     }
+  };
+  try {
+    return await retry(attempt, {
+      attempts: maxAttempts,
+      retryIf: (err) => err instanceof LostRace,
+      delayMs: backoff(opts.backoffMs ?? 200, BACKOFF_CAP_MS),
+    });
+  } catch (err: unknown) {
+    if (!(err instanceof LostRace)) throw err;
+    throw new TransientError(
+      GIT_PUSH_REJECTED,
+      `status push to ${commit.branch} rejected ${maxAttempts} times (${lastReason}); another writer keeps moving the branch`,
+    );
   }
-  throw new TransientError(
-    GIT_PUSH_REJECTED,
-    `status push to ${commit.branch} rejected ${maxAttempts} times (${lastReason}); another writer keeps moving the branch`,
-  );
 }
+
+/** The push lost a race with another writer: redone on the new head. */
+class LostRace extends Error {}
 
 /** The commit the branch points to on the remote, fetched if not local; undefined if absent. */
 async function remoteHead(
@@ -166,10 +178,4 @@ function rejectionOf(err: unknown): string | undefined {
   if (e?.code === 'PushRejectedError') return String(e.data?.reason ?? 'rejected');
   if (e?.code === 'GitPushError') return String(e.data?.prettyDetails ?? 'rejected').trim();
   return undefined;
-}
-
-function backoffDelay(baseMs: number, attempt: number): number {
-  if (baseMs <= 0) return 0;
-  const exp = Math.min(BACKOFF_CAP_MS, baseMs * 2 ** (attempt - 1));
-  return Math.round(exp / 2 + Math.random() * (exp / 2));
 }

@@ -1,7 +1,7 @@
-import { execFile } from 'node:child_process';
 import { access, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { StalledError } from '../util/errors.js';
+import { StalledError, messageOf } from '../util/errors.js';
+import { runProcess } from '../util/run-process.js';
 
 /**
  * bpa's SSH key: the configured one, or `<state>/ssh/id_ed25519`, generated on first use
@@ -25,20 +25,15 @@ export async function ensureKeyPair(
     }
   }
   await mkdir(dirname(privateKeyPath), { recursive: true, mode: 0o700 });
-  await new Promise<void>((resolve, reject) => {
-    execFile(
-      'ssh-keygen',
-      ['-q', '-t', 'ed25519', '-N', '', '-C', 'bpa', '-f', privateKeyPath],
-      (err) =>
-        err
-          ? reject(
-              new StalledError(
-                'SSH_KEYGEN_FAILED',
-                `cannot generate ${privateKeyPath}: ${err.message}`,
-              ),
-            )
-          : resolve(),
-    );
-  });
+  const argv = ['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', 'bpa', '-f', privateKeyPath];
+  const why = await runProcess(argv, { timeoutMs: 30_000 }).then(
+    (r) =>
+      r.exitCode === 0
+        ? undefined
+        : r.stderr.trim() || `${argv[0]} exited ${r.exitCode ?? r.signal}`,
+    (err: unknown) => messageOf(err),
+  );
+  if (why !== undefined)
+    throw new StalledError('SSH_KEYGEN_FAILED', `cannot generate ${privateKeyPath}: ${why}`);
   return { privateKey: privateKeyPath, publicKey };
 }

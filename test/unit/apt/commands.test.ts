@@ -7,8 +7,8 @@ import {
   parseQuery,
   queryArgv,
   removeArgv,
-} from '../../../src/apply/packages/apt.js';
-import { remoteCommand } from '../../../src/apply/ssh/index.js';
+} from '../../../src/apt/commands.js';
+import { remoteCommand } from '../../../src/ssh/index.js';
 
 describe('apt command lines (the executor layer of injection defence)', () => {
   const target = { node: 'n1', address: '198.18.0.2', port: 22, user: 'root' };

@@ -3,9 +3,9 @@
  * password once and install bpa's public key, as ssh-copy-id does, so every later connection
  * uses the key. Safe to repeat: the key is appended only when it is not there yet.
  */
-import { StalledError } from '../../util/errors.js';
-import { ExecError } from '../../util/exec-error.js';
-import { command } from '../../util/shell-quote.js';
+import { StalledError } from '../util/errors.js';
+import { ExecError } from '../util/exec-error.js';
+import { command } from '../util/shell-quote.js';
 import { connect } from './connect.js';
 import { execOnConnection } from './exec.js';
 import { HostKeyStore } from './host-keys.js';

@@ -7,7 +7,7 @@
  * same user and with the same sudo.
  */
 import { randomBytes } from 'node:crypto';
-import { command } from '../../util/shell-quote.js';
+import { command } from '../util/shell-quote.js';
 import type { Ssh2Channel, SshConnection } from './connect.js';
 
 export interface ChannelResult {

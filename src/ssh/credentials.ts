@@ -5,7 +5,7 @@
 import { stat, readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
-import { StalledError, TransientError, messageOf } from '../../util/errors.js';
+import { StalledError, TransientError, messageOf } from '../util/errors.js';
 import type { BootstrapCredentials } from './bootstrap.js';
 
 export interface ReadCredentialsOptions {

@@ -5,8 +5,8 @@
  */
 import type { EventEmitter } from 'node:events';
 import { NodeSSH, type Config } from 'node-ssh';
-import { ExecError } from '../../util/exec-error.js';
-import { BpaError, messageOf, type RuntimeCode } from '../../util/errors.js';
+import { ExecError } from '../util/exec-error.js';
+import { BpaError, messageOf, type RuntimeCode } from '../util/errors.js';
 import { HostKeyStore, negotiationFor, type HostKeyVerdict, type PinnedKey } from './host-keys.js';
 import { describeTarget, hostPort, type SshTarget } from './types.js';
 

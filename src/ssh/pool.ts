@@ -5,9 +5,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { ExecError } from '../../util/exec-error.js';
-import { StalledError, type RuntimeCode } from '../../util/errors.js';
-import { command } from '../../util/shell-quote.js';
+import { ExecError } from '../util/exec-error.js';
+import { StalledError, type RuntimeCode } from '../util/errors.js';
+import { retry } from '../util/retry.js';
+import { command } from '../util/shell-quote.js';
 import { connect, type SshConnection } from './connect.js';
 import { execOnConnection, type ChannelResult, type ExecOptions } from './exec.js';
 import { HostKeyStore } from './host-keys.js';
@@ -92,21 +93,26 @@ export class SshPool {
   async run(target: SshTarget, argv: string[], opts: RunOptions = {}): Promise<RunResult> {
     const cmdline = remoteCommand(target, argv, opts);
     const timeoutMs = opts.timeoutMs ?? this.opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
-    for (let attempt = 0; ; attempt++) {
+    const attempt = async (): Promise<RunResult> => {
       const entry = this.entry(target, cmdline);
       const conn = await entry.ready;
       const exec: ExecOptions = { timeoutMs, privilegePrefix: privilegePrefix(target, opts) };
       if (opts.stdin !== undefined) exec.stdin = opts.stdin;
       const result = await entry.limit(() => execOnConnection(conn, cmdline, exec));
-      // A connection that died while idle (host rebooted) fails before the command starts:
-      // one fresh connection is safe, the command cannot have run.
-      if (!result.started && !result.timedOut && conn.closed && attempt === 0) continue;
+      if (!result.started && !result.timedOut && conn.closed) throw new DiedIdle(result);
       const ok = opts.okExitCodes ?? [0];
       if (result.exitCode !== null && ok.includes(result.exitCode) && !result.timedOut) {
         return { stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode };
       }
       throw failure(target, cmdline, timeoutMs, result);
-    }
+    };
+    // A connection that died while idle (host rebooted) fails before the command starts: one
+    // fresh connection is safe, the command cannot have run.
+    return retry(attempt, { attempts: 2, retryIf: (err) => err instanceof DiedIdle }).catch(
+      (err: unknown) => {
+        throw err instanceof DiedIdle ? failure(target, cmdline, timeoutMs, err.result) : err;
+      },
+    );
   }
 
   /** Ends every connection; commands still running are cut off. */
@@ -195,4 +201,11 @@ export function failure(
     return new ExecError({ ...base, code, retry: 'transient', message });
   }
   return new ExecError(base);
+}
+
+/** The connection had died while idle: the command never started. */
+class DiedIdle extends Error {
+  constructor(readonly result: ChannelResult) {
+    super('the SSH connection died while idle');
+  }
 }

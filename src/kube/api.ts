@@ -11,7 +11,7 @@ import {
   StalledError,
   TransientError,
   messageOf,
-} from '../../util/errors.js';
+} from '../util/errors.js';
 
 /** Labels every object bpa writes carries, so an operator can find them with one selector. */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
@@ -100,18 +100,4 @@ export function labelValue(text: string): string {
     .slice(0, 63)
     .replace(/^[^A-Za-z0-9]+/, '')
     .replace(/[^A-Za-z0-9]+$/, '');
-}
-
-/** Sleeps `ms`, resolving early (without error) when `signal` fires; the timer never outlives it. */
-export function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

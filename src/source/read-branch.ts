@@ -2,12 +2,12 @@
 // bpa follows (--status-branch): the working copy of the followed branch does not have them.
 import fs from 'node:fs';
 import git from 'isomorphic-git';
-import { toGitError } from '../source/classify.js';
-import { httpClient } from '../source/http-client.js';
-import { remoteFor } from '../source/remote.js';
-import { fetchRemoteRef, listRemoteRefs, type Link } from '../source/transport.js';
-import type { RepoOptions } from '../source/types.js';
-import { ensureRepo, hasCommit, type GitCache } from '../source/working-copy.js';
+import { toGitError } from './classify.js';
+import { httpClient } from './http-client.js';
+import { remoteFor } from './remote.js';
+import { fetchRemoteRef, listRemoteRefs, type Link } from './transport.js';
+import type { RepoOptions } from './types.js';
+import { ensureRepo, hasCommit, type GitCache } from './working-copy.js';
 
 /**
  * The files directly in `dir` (repository-relative) at the remote head of `branch`, by name;

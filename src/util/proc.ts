@@ -3,8 +3,7 @@
  * outlive the bpa process that started it.
  */
 import { readFile, readdir } from 'node:fs/promises';
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+import { setTimeout as sleep } from 'node:timers/promises';
 
 async function readProc(path: string): Promise<string | undefined> {
   try {

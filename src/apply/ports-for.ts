@@ -1,0 +1,158 @@
+import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { executionSettings, kubesprayDirOf } from '../config/execution.js';
+import type { Config } from '../config/options.js';
+import type { Plan } from '../plan/index.js';
+import type { BootstrapCredentials } from '../ssh/bootstrap.js';
+import { readCredentialsFile, readSecretCredentials } from '../ssh/credentials.js';
+import type { OpenSsh } from '../ssh/session.js';
+import type { StateStore } from '../state/store.js';
+import { StalledError } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { SshAccess } from './access.js';
+import { KNOWN_HOSTS_FILE } from './installer/ansible-env.js';
+import { checkCommands, LocalInstaller } from './installer/port.js';
+import { SshPackages } from './packages/ssh-packages.js';
+import type { ApplyPorts, InstallerPath, PublishPort } from './ports.js';
+import { FilePublisher } from './publish-files.js';
+
+export interface RealPortsInput {
+  cfg: Config;
+  /** The Site document's spec. */
+  site: Record<string, unknown>;
+  plan: Plan;
+  store: StateStore;
+  ssh: OpenSsh;
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+  /** Live installer output lines. */
+  onLine?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** The real ports the configuration names: SSH, an installer process or Job, publishing. */
+export async function realPorts(input: RealPortsInput): Promise<Omit<ApplyPorts, 'facts'>> {
+  const { cfg, site, plan, store, ssh } = input;
+  const { keys, options: sshOptions, pool } = ssh;
+  // Exactly what the plan (and its hash) says bpa will run.
+  const settings = plan.settings ?? executionSettings(cfg, site);
+  const commands = settings.installer.commands;
+  const kubesprayDir = kubesprayDirOf(cfg);
+  await checkCommands(commands, {
+    paths: installerPaths(plan),
+    kubesprayDir,
+    checkoutHere: cfg.installerMode !== 'job',
+  });
+  const bootstrapKube = await kubeConfigFor(cfg, input.env);
+  if (cfg.installerMode === 'job' && !bootstrapKube) {
+    throw new StalledError(
+      'INSTALLER_MODE_UNSUPPORTED',
+      'installer mode "job" needs the bootstrap cluster: give --bootstrap-kubeconfig, or run bpa in the cluster',
+    );
+  }
+  if (cfg.installerMode === 'job' && !cfg.installerImage) {
+    throw new StalledError(
+      'INSTALLER_IMAGE_MISSING',
+      'installer mode "job" needs an installer image (Site spec.installer.image or --installer-image)',
+    );
+  }
+  const publish: PublishPort = bootstrapKube
+    ? new (await import('./publish-kube.js')).KubePublisher(bootstrapKube, cfg.namespace)
+    : new FilePublisher((c) => store.clusterDir(c));
+  const JobInstaller =
+    cfg.installerMode === 'job'
+      ? (await import('./installer/job-port.js')).JobInstaller
+      : undefined;
+  return {
+    access: new SshAccess({
+      pool,
+      ssh: sshOptions,
+      user: cfg.sshUser,
+      port: cfg.sshPort,
+      publicKeyPath: keys.publicKey,
+      bootstrap: bootstrapCredentials(cfg, site, bootstrapKube),
+      knownHostsFile: (c) => join(store.clusterDir(c), KNOWN_HOSTS_FILE),
+      maxParallelHosts: cfg.maxParallelHosts,
+      log: input.log,
+    }),
+    installer:
+      JobInstaller && bootstrapKube
+        ? new JobInstaller({
+            kc: bootstrapKube,
+            namespace: cfg.namespace,
+            image: cfg.installerImage,
+            commands,
+            kubesprayDir,
+            user: cfg.sshUser,
+            timeoutSeconds: cfg.installerTimeout,
+            stateClaim: cfg.stateClaim,
+            sshKeySecret: cfg.sshKeySecret,
+            onLine: input.onLine,
+            signal: input.signal,
+          })
+        : new LocalInstaller({
+            commands,
+            timeoutMs: cfg.installerTimeout * 1000,
+            privateKey: keys.privateKey,
+            user: cfg.sshUser,
+            kubesprayDir,
+            log: input.log,
+            onLine: input.onLine,
+            signal: input.signal,
+          }),
+    publish,
+    packages: new SshPackages({
+      pool,
+      user: cfg.sshUser,
+      port: cfg.sshPort,
+      maxParallelHosts: cfg.maxParallelHosts,
+      packageMirror: settings.packageMirror,
+      timeoutMs: 15 * 60_000,
+      log: input.log,
+    }),
+  };
+}
+
+const PATH_OF: Partial<Record<Plan['clusters'][number]['actions'][number]['kind'], InstallerPath>> =
+  {
+    'provision-cluster': 'provision',
+    'upgrade-cluster': 'upgrade',
+    'add-nodes': 'scale',
+    'remove-nodes': 'remove',
+    'install-plugins': 'addon',
+  };
+
+/** The installer paths a plan runs. */
+function installerPaths(plan: Plan): InstallerPath[] {
+  const paths = new Set<InstallerPath>();
+  for (const c of plan.clusters)
+    for (const a of c.actions) {
+      const p = PATH_OF[a.kind];
+      if (p) paths.add(p);
+    }
+  return [...paths];
+}
+
+/** The bootstrap cluster's client config, when there is one (the client library loads only then). */
+async function kubeConfigFor(cfg: Config, env: NodeJS.ProcessEnv): Promise<KubeConfig | undefined> {
+  if (!cfg.bootstrapKubeconfig && !env['KUBERNETES_SERVICE_HOST']) return undefined;
+  const { loadKubeConfig } = await import('../kube/kubeconfig.js');
+  return loadKubeConfig({ file: cfg.bootstrapKubeconfig, env, what: 'the bootstrap cluster' });
+}
+
+/**
+ * Where the nodes' default credentials come from: a file (--bootstrap-credentials), else the
+ * Site's `ssh.bootstrapCredentialsSecret` read from the bootstrap cluster. Never the repository.
+ */
+function bootstrapCredentials(
+  cfg: Config,
+  site: Record<string, unknown>,
+  kc: KubeConfig | undefined,
+): (() => Promise<BootstrapCredentials>) | undefined {
+  if (cfg.bootstrapCredentials) return () => readCredentialsFile(cfg.bootstrapCredentials);
+  const secret = (site['ssh'] as { bootstrapCredentialsSecret?: unknown } | undefined)
+    ?.bootstrapCredentialsSecret;
+  if (typeof secret === 'string' && kc)
+    return () => readSecretCredentials(kc, cfg.namespace, secret);
+  return undefined;
+}

@@ -1,0 +1,199 @@
+import { parse as yamlParse } from 'yaml';
+import type { ApplyPorts } from '../apply/ports.js';
+import type { ConfigFor } from '../config/options.js';
+import type { ClusterStatusDoc, SiteStatusDoc } from '../report/status.js';
+import type { SiteSource } from '../source/site-source.js';
+import { BpaError, messageOf } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { pluralize } from '../util/pluralize.js';
+import { redact } from '../util/redact.js';
+import { hasErrors } from '../util/problem.js';
+import { createRun, type RunContext } from './context.js';
+import { runSteps } from './steps.js';
+import type { ClusterSummary, ReconcileSummary, Trigger } from './summary.js';
+
+export interface ReconcilerOptions {
+  source: SiteSource;
+  /** The settings, resolved with the Site document's spec once it is read. */
+  configFor: ConfigFor;
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+  now?: () => number;
+  /** A full reconcile (nodes observed, drift repaired) at least this often, even with no new input. */
+  resyncIntervalMs: number;
+  onLine?: (line: string) => void;
+  /** The outside world to apply through instead of what the configuration names (tests). */
+  ports?: ApplyPorts;
+}
+
+/**
+ * Reconciles a site source again and again (`bpa serve`, `bpa reconcile --once --repo`): each
+ * call runs every step (reconcile/steps.ts), the report included, and sums the run up for the
+ * controller, its metrics and the status API. It remembers the last summary and reports, so a
+ * run that changes nothing (skipped, locked out) still shows the site as it is.
+ */
+export class Reconciler {
+  private last: ReconcileSummary | undefined;
+  private lastStatus: Map<string, string> | undefined;
+
+  constructor(private readonly opts: ReconcilerOptions) {}
+
+  async reconcile(trigger: Trigger, signal?: AbortSignal): Promise<ReconcileSummary> {
+    const log = this.opts.log.child({ trigger });
+    const ctx = createRun({
+      site: {
+        kind: 'source',
+        source: this.opts.source,
+        trigger,
+        resyncIntervalMs: this.opts.resyncIntervalMs,
+      },
+      configFor: this.opts.configFor,
+      env: this.opts.env,
+      log,
+      now: this.opts.now,
+      signal,
+      // Whatever the installer (a process or a Job) prints goes to logs only redacted.
+      onLine: this.opts.onLine && ((line) => this.opts.onLine?.(redact(line))),
+      ports: this.opts.ports,
+    });
+    try {
+      await runSteps(ctx, 'report');
+    } catch (err: unknown) {
+      // A revision that could not be fetched or checked: nothing was done, nothing reported.
+      if (ctx.step === 'source') throw err;
+    }
+    if (ctx.reports) this.lastStatus = ctx.reports;
+    const summary = this.summarize(ctx);
+    if (ctx.lock && !ctx.interrupted)
+      log.info({ revision: ctx.revision, result: summary.result }, 'reconcile finished');
+    return (this.last = summary);
+  }
+
+  /** The reports of the last reconcile, for the status API. */
+  status(): Map<string, string> | undefined {
+    return this.lastStatus;
+  }
+
+  private summarize(ctx: RunContext): ReconcileSummary {
+    const revision = ctx.revision;
+    const appliedRevision = ctx.sourceState?.applied?.revision;
+    const clusters = this.last?.clusters ?? [];
+    if (ctx.skipped)
+      return { ...(this.last ?? { clusters }), result: 'skipped', revision, appliedRevision };
+    if (!ctx.lock) {
+      // Another bpa applies with this state directory: this reconcile changed nothing at all.
+      const err = ctx.failure;
+      ctx.log.warn({ err: messageOf(err) }, 'reconcile not started: the state directory is locked');
+      return {
+        result: 'failed',
+        revision,
+        appliedRevision,
+        clusters,
+        error:
+          err instanceof BpaError
+            ? {
+                ...err.toJSON(),
+                ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}),
+              }
+            : { code: 'STATE_LOCK_FAILED', message: redact(messageOf(err)), retry: 'transient' },
+      };
+    }
+    if (ctx.interrupted) {
+      ctx.log.warn({ revision }, 'reconcile interrupted: the next start resumes it');
+      return {
+        result: 'interrupted',
+        revision,
+        appliedRevision,
+        clusters,
+        error: {
+          code: 'APPLY_INTERRUPTED',
+          message: 'bpa stopped during the apply; the next start resumes it',
+          retry: 'transient',
+        },
+      };
+    }
+    if (ctx.refused) {
+      return {
+        result: 'rejected',
+        revision,
+        appliedRevision,
+        clusters,
+        error: { code: ctx.refused.code, message: ctx.refused.message, retry: 'stalled' },
+      };
+    }
+    return this.outcome(ctx, revision, appliedRevision);
+  }
+
+  /** What a run that got to read the site did: failed, rejected, applied or unchanged. */
+  private outcome(
+    ctx: RunContext,
+    revision: string | undefined,
+    appliedRevision: string | undefined,
+  ): ReconcileSummary {
+    const docs = [...(this.lastStatus?.values() ?? [])].map((t) => parseYamlSafe(t));
+    const site = docs.find(
+      (d): d is SiteStatusDoc => (d as SiteStatusDoc | undefined)?.kind === 'SiteStatus',
+    );
+    const clusterDocs = docs.filter(
+      (d): d is ClusterStatusDoc => (d as ClusterStatusDoc | undefined)?.kind === 'ClusterStatus',
+    );
+    const clusters: ClusterSummary[] = clusterDocs.map((d) => ({
+      name: d.metadata.name,
+      phase: d.status.phase,
+      ready: d.status.phase === 'Ready',
+    }));
+    const base = { revision, appliedRevision, clusters, status: { site, clusters: clusterDocs } };
+    if (ctx.failure) {
+      const err = ctx.failure instanceof BpaError ? ctx.failure : undefined;
+      return {
+        result: 'failed',
+        ...base,
+        error: {
+          code: err?.code ?? 'RECONCILE_FAILED',
+          message: redact(messageOf(ctx.failure)),
+          retry: err?.retry ?? 'transient',
+          ...(err?.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}),
+        },
+      };
+    }
+    if (!ctx.result) {
+      const n = ctx.problems.filter((p) => p.severity === 'error').length;
+      return {
+        result: 'rejected',
+        ...base,
+        error: {
+          code: 'REVISION_REJECTED',
+          message: `nothing applied: the site has ${pluralize(n, 'error')}`,
+          retry: 'stalled',
+        },
+      };
+    }
+    const ok = ctx.result.ok && !hasErrors(ctx.problems);
+    const changed = ctx.result.clusters.some((c) => c.result !== 'unchanged');
+    return {
+      result: !ok ? 'failed' : changed ? 'applied' : 'unchanged',
+      ...base,
+      appliedRevision: ok ? revision : appliedRevision,
+      ...(ok
+        ? {}
+        : {
+            error: { code: 'APPLY_FAILED', message: firstError(ctx), retry: 'transient' as const },
+          }),
+    };
+  }
+}
+
+function firstError(ctx: RunContext): string {
+  const action = ctx.result?.clusters.flatMap((c) => c.actions).find((a) => a.error);
+  if (action?.error) return redact(`${action.kind}: ${action.error.message}`);
+  const problem = ctx.problems.find((p) => p.severity === 'error');
+  return redact(problem?.message ?? 'apply failed');
+}
+
+function parseYamlSafe(text: string): unknown {
+  try {
+    return yamlParse(text);
+  } catch {
+    return undefined;
+  }
+}

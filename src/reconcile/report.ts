@@ -1,0 +1,89 @@
+import { buildReports } from '../report/status.js';
+import { StateStore } from '../state/store.js';
+import { BpaError, messageOf } from '../util/errors.js';
+import { hasErrors } from '../util/problem.js';
+import { pluralize } from '../util/pluralize.js';
+import type { RunContext } from './context.js';
+import { writeSourceState } from './source-state.js';
+
+/**
+ * The last step of a reconcile, run whatever happened before (Flux's finalizeStatus): the
+ * status reports, committed to the site's repository, and what bpa saw of its source. There
+ * is nothing to report for an input that did not change, a site that was never read, or a
+ * state directory another bpa holds; and nothing yet when bpa stopped during the apply: the
+ * journal keeps the step, and the next start resumes it and reports. A report that cannot be
+ * written is the run's failure, unless it failed already.
+ */
+export async function report(ctx: RunContext): Promise<void> {
+  if (ctx.site.kind !== 'source' || ctx.skipped || !ctx.lock || !ctx.siteDir) return;
+  ctx.interrupted =
+    ctx.signal?.aborted === true && (ctx.failure !== undefined || ctx.result?.interrupted === true);
+  if (ctx.interrupted) return;
+  try {
+    await writeReports(ctx, ctx.site.source);
+  } catch (err: unknown) {
+    ctx.log.error({ err: messageOf(err) }, 'status report failed');
+    ctx.failure ??= err;
+  }
+}
+
+async function writeReports(
+  ctx: RunContext,
+  source: Extract<RunContext['site'], { kind: 'source' }>['source'],
+): Promise<void> {
+  const siteDir = ctx.siteDir as string;
+  const revision = ctx.revision as string;
+  const digest = ctx.digest as string;
+  const state = ctx.sourceState ?? {};
+  const at = new Date(ctx.now()).toISOString();
+  // What the steps found counts only when they all got through (a refused revision is not read).
+  const run = ctx.failure === undefined && !ctx.refused ? ctx : undefined;
+  const rejected = ctx.refused
+    ? [ctx.refused]
+    : run && hasErrors(run.validation)
+      ? run.validation
+      : undefined;
+  const result = rejected
+    ? 'rejected'
+    : ctx.failure
+      ? 'failed'
+      : run?.result?.ok === false
+        ? 'failed'
+        : 'applied';
+  state.attempted = { revision, digest, at, result };
+  if (run?.result?.ok && !hasErrors(run.problems)) state.applied = { revision, digest, at };
+  if (run?.result) state.lastFullAt = at;
+  const reports = buildReports({
+    revision,
+    appliedRevision: state.applied?.revision,
+    model: run?.model,
+    rejected,
+    plan: run?.plan,
+    result: run?.result,
+    applied: await new StateStore(ctx.operator.stateDir).readApplied(),
+    facts: run?.factsAfter ?? run?.facts,
+    previous: await source.previousReports(siteDir),
+    now: at,
+  });
+  const message = `bpa: ${commitSummary(result, run, ctx.failure)} @ ${revision.replace(/^sha256:/, '').slice(0, 7)}\n\nBpa-Source: ${revision}\nBpa-Plan: ${run?.plan?.hash ?? 'none'}\n`;
+  const commit = await source.publish(siteDir, reports, message);
+  if (commit) ctx.log.info({ commit }, 'status committed');
+  await writeSourceState(ctx.operator.stateDir, state);
+  ctx.reports = reports;
+}
+
+function commitSummary(result: string, run: RunContext | undefined, failure: unknown): string {
+  if (failure) return `reconcile failed (${failure instanceof BpaError ? failure.code : 'error'})`;
+  if (result === 'rejected') {
+    const n = run?.validation.filter((p) => p.severity === 'error').length ?? 0;
+    return `rejected revision (${pluralize(n, 'error')})`;
+  }
+  const done = run?.result?.clusters.filter((c) => c.result !== 'unchanged') ?? [];
+  if (!done.length) return 'status';
+  return done
+    .map(
+      (c) =>
+        `${c.cluster} ${c.result === 'applied' ? c.actions.map((a) => a.kind).join('+') : 'failed'}`,
+    )
+    .join(', ');
+}

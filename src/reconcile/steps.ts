@@ -1,0 +1,275 @@
+/**
+ * One reconcile, as the steps it takes in order, each a function of one context (a
+ * RunContext, reconcile/context.ts). Every command runs a prefix of this list:
+ *
+ *   bpa validate PATH                         source → load → validate
+ *   bpa plan PATH                             … → observe → plan
+ *   bpa apply PATH, bpa reconcile --once PATH … → lock → … → apply
+ *   bpa reconcile --once --repo, bpa serve    … → apply, then report, in a finally
+ *
+ * A step that finds nothing left to do (an input that did not change, a site with errors, a
+ * plan that cannot be applied) lets the ones after it pass. Each step loads the modules of its
+ * stage when it runs: `bpa validate` never loads the planner, `bpa plan` never loads an
+ * installer, and nothing loads SSH, git or the Kubernetes client unless it uses them.
+ */
+import { DEFAULT_LIMITS, loadSite, locateProblems } from '../load/index.js';
+import type { IpSource } from '../observe/inventory/ip.js';
+import type { Flavour } from '../plan/hosts-ini.js';
+import { checkSitePath } from '../source/local-path.js';
+import { StateLock } from '../state/lock.js';
+import { StalledError } from '../util/errors.js';
+import { hasErrors, sortProblems } from '../util/problem.js';
+import { validateSite } from '../validate/index.js';
+import { checkSiteTrust } from '../validate/trust.js';
+import type { RunContext } from './context.js';
+
+export interface Step {
+  name: string;
+  /** What the step does, in one line (`bpa --help`, docs/architecture.md). */
+  does: string;
+  /** Whether the step has anything to do in this run; the runner passes it otherwise. */
+  when: (ctx: RunContext) => boolean;
+  run: (ctx: RunContext) => Promise<void>;
+}
+
+export const STEPS = [
+  {
+    name: 'source',
+    does: 'the site: a local path, or a repository revision (unchanged input skipped, signature checked)',
+    when: () => true,
+    run: source,
+  },
+  {
+    name: 'lock',
+    does: "the state directory's lock, held until the run ends, when the run changes anything",
+    when: (ctx) => ctx.upTo === 'apply' || ctx.upTo === 'report',
+    run: lock,
+  },
+  {
+    name: 'load',
+    does: 'files → YAML documents with file:line:column positions',
+    when: (ctx) => !ctx.refused,
+    run: load,
+  },
+  {
+    name: 'validate',
+    does: 'documents → the typed site model, or every problem',
+    when: (ctx) => ctx.loaded !== undefined,
+    run: validate,
+  },
+  {
+    name: 'observe',
+    does: 'inventory, DHCP leases, the applied state, what the nodes report',
+    when: (ctx) => ctx.model !== undefined && !hasErrors(ctx.validation),
+    run: observe,
+  },
+  {
+    name: 'plan',
+    does: 'hosts assigned to nodes, desired against applied → ordered actions with reasons',
+    when: (ctx) => ctx.observations !== undefined,
+    run: plan,
+  },
+  {
+    name: 'apply',
+    does: 'the plan, journaled: installer runs, SSH, packages, published kubeconfigs',
+    when: (ctx) => ctx.plan !== undefined && !hasErrors(ctx.problems),
+    run: apply,
+  },
+] as const satisfies readonly Step[];
+
+export type StepName = (typeof STEPS)[number]['name'];
+
+/**
+ * Runs the steps up to `upTo`; with `report`, all of them and then the report, in a finally
+ * (reconcile/report.ts). A step's error is recorded in `ctx.failure` and thrown; whatever the
+ * outcome, the lock is released and SSH connections are closed.
+ */
+export async function runSteps(ctx: RunContext, upTo: StepName | 'report'): Promise<void> {
+  ctx.upTo = upTo;
+  try {
+    for (const step of STEPS) {
+      if (ctx.skipped) break;
+      if (step.when(ctx)) {
+        ctx.step = step.name;
+        await step.run(ctx);
+      }
+      if (step.name === upTo) break;
+    }
+  } catch (err: unknown) {
+    ctx.failure = err;
+    throw err;
+  } finally {
+    try {
+      if (upTo === 'report') {
+        const { report } = await import('./report.js');
+        await report(ctx);
+      }
+    } finally {
+      await ctx.ssh?.close();
+      await ctx.lock?.release();
+    }
+  }
+}
+
+async function source(ctx: RunContext): Promise<void> {
+  if (ctx.site.kind === 'path') {
+    await checkSitePath(ctx.site.path);
+    ctx.siteDir = ctx.site.path;
+    return;
+  }
+  const { syncRevision } = await import('./revision.js');
+  await syncRevision(ctx, ctx.site);
+}
+
+/** Taken before the applied state is read: the state planned from is the one applied to. */
+async function lock(ctx: RunContext): Promise<void> {
+  const held = new StateLock(ctx.operator.stateDir);
+  await held.acquire();
+  ctx.lock = held;
+}
+
+async function load(ctx: RunContext): Promise<void> {
+  ctx.loaded = await loadSite(ctx.siteDir as string, DEFAULT_LIMITS);
+}
+
+/** The site as the operator lets it be: what it may ask of bpa's machine is checked here too. */
+async function validate(ctx: RunContext): Promise<void> {
+  const loaded = ctx.loaded as NonNullable<RunContext['loaded']>;
+  const result = validateSite(loaded);
+  const trust = checkSiteTrust(result.model?.site, {
+    allowSiteCommands: ctx.operator.allowSiteCommands === true,
+    packageMirrors: ctx.operator.packageMirrors ?? [],
+  });
+  ctx.model = result.model;
+  ctx.validation = sortProblems(locateProblems(loaded.files, [...result.problems, ...trust]));
+  ctx.problems = ctx.validation;
+}
+
+async function observe(ctx: RunContext): Promise<void> {
+  const model = ctx.model as NonNullable<RunContext['model']>;
+  const root = (ctx.loaded as NonNullable<RunContext['loaded']>).root;
+  const cfg = ctx.configFor(model.site?.spec);
+  ctx.config = cfg;
+  const [{ observe: observeSite }, { observeOptions }, facts] = await Promise.all([
+    import('../observe/index.js'),
+    import('../observe/from-config.js'),
+    import('../observe/facts.js'),
+  ]);
+  if (ctx.site.kind === 'source') {
+    // A lost state directory (a new volume) is rebuilt from the reports in the repository,
+    // so running clusters are not provisioned again.
+    const [{ rebuildState }, { StateStore }] = await Promise.all([
+      import('./rebuild.js'),
+      import('../state/store.js'),
+    ]);
+    const reports = await ctx.site.source.previousReports(ctx.siteDir as string);
+    await rebuildState(new StateStore(cfg.stateDir), reports, model, ctx.log);
+  }
+  const observations = await observeSite(
+    model,
+    observeOptions(cfg, model.site?.spec, root, ctx.env, ctx.now()),
+  );
+  ctx.observations = observations;
+  ctx.problems = sortProblems([...ctx.problems, ...observations.problems]);
+  const targets = facts.factsTargets(model, observations.applied);
+  if (!targets.length) return;
+  if (ctx.ports) {
+    ctx.facts = await ctx.ports.facts.read(targets);
+    return;
+  }
+  const { SshSession, hasSshKey } = await import('../ssh/session.js');
+  // bpa plan reads the nodes only with a key bpa has; an apply creates its key when missing.
+  const applies = ctx.upTo === 'apply' || ctx.upTo === 'report';
+  if (!applies && !(await hasSshKey(cfg))) return;
+  ctx.ssh ??= new SshSession();
+  ctx.facts = await facts.readFacts(ctx.ssh, targets, cfg);
+}
+
+async function plan(ctx: RunContext): Promise<void> {
+  const model = ctx.model as NonNullable<RunContext['model']>;
+  const cfg = ctx.config as NonNullable<RunContext['config']>;
+  const observations = ctx.observations as NonNullable<RunContext['observations']>;
+  const [{ planSite }, { executionSettings }] = await Promise.all([
+    import('../plan/index.js'),
+    import('../config/execution.js'),
+  ]);
+  ctx.plan = planSite({
+    facts: ctx.facts,
+    model,
+    hosts: observations.hosts,
+    leases: observations.leases,
+    applied: observations.applied,
+    prune: cfg.prune,
+    flavour: cfg.flavour as Flavour,
+    ipOrder: cfg.ipOrder as IpSource[],
+    settings: executionSettings(cfg, model.site?.spec),
+  });
+  // Placement problems point into the site's files: give them lines too.
+  const located = locateProblems(
+    (ctx.loaded as NonNullable<RunContext['loaded']>).files,
+    ctx.plan.problems,
+  );
+  ctx.problems = sortProblems([...ctx.problems, ...located]);
+  ctx.onPlan?.(ctx);
+}
+
+async function apply(ctx: RunContext): Promise<void> {
+  const model = ctx.model as NonNullable<RunContext['model']>;
+  const cfg = ctx.config as NonNullable<RunContext['config']>;
+  const plan = ctx.plan as NonNullable<RunContext['plan']>;
+  if (cfg.planHash && !plan.hash.startsWith(cfg.planHash)) {
+    throw new StalledError(
+      'PLAN_HASH_MISMATCH',
+      `nothing applied: the plan has changed since it was reviewed: its hash is now ${plan.hash.slice(0, 12)}, not ${cfg.planHash}; run bpa plan again and review it`,
+    );
+  }
+  const [{ applyPlan }, { factsAfter }, { StateStore }, { siteDigest }] = await Promise.all([
+    import('../apply/engine.js'),
+    import('../apply/facts-after.js'),
+    import('../state/store.js'),
+    import('../load/digest.js'),
+  ]);
+  const store = new StateStore(cfg.stateDir);
+  const lockHeld = ctx.lock as StateLock;
+  let ports = ctx.ports;
+  if (!ports) {
+    const [{ realPorts }, { SshSession }, { readFacts }] = await Promise.all([
+      import('../apply/ports-for.js'),
+      import('../ssh/session.js'),
+      import('../observe/facts.js'),
+    ]);
+    const session = (ctx.ssh ??= new SshSession());
+    const real = await realPorts({
+      cfg,
+      site: model.site?.spec ?? {},
+      plan,
+      store,
+      ssh: await session.open(cfg),
+      env: ctx.env,
+      log: ctx.log,
+      onLine: ctx.onLine,
+      signal: ctx.signal,
+    });
+    ports = { ...real, facts: { read: (targets) => readFacts(session, targets, cfg) } };
+  }
+  ctx.result = await applyPlan(plan, {
+    store,
+    verifyLock: () => lockHeld.verify(),
+    log: ctx.log,
+    revision: siteDigest((ctx.loaded as NonNullable<RunContext['loaded']>).files),
+    signal: ctx.signal,
+    access: ports.access,
+    installer: ports.installer,
+    publish: ports.publish,
+    packages: ports.packages,
+  });
+  const facts = ports.facts;
+  ctx.factsAfter = await factsAfter({
+    model,
+    result: ctx.result,
+    before: ctx.facts,
+    store,
+    read: (targets) => facts.read(targets),
+    log: ctx.log,
+  });
+}

@@ -1,0 +1,102 @@
+import { join } from 'node:path';
+import { sourceCacheDir } from './cache-dir.js';
+import { STATUS_DIR, normalizeSitePath } from './site-path.js';
+import { parseReports, readReportTexts, type SiteSource } from './site-source.js';
+import type { GitAuth, RepoOptions } from './types.js';
+
+export interface GitSourceOptions {
+  url: string;
+  ref: string;
+  path: string;
+  stateDir: string;
+  auth?: GitAuth;
+  /** Push status commits here instead of the followed branch. */
+  statusBranch?: string;
+  /** Require commits signed by these keys. */
+  trust?: { openpgpKeys?: string; allowedSigners?: string };
+  author?: { name: string; email: string };
+}
+
+/** A branch (tag, commit) of a site repository over HTTP(S); reports are committed and pushed. */
+export class GitSource implements SiteSource {
+  private readonly dir: string;
+  private readonly sitePath: string;
+
+  constructor(private readonly opts: GitSourceOptions) {
+    this.dir = sourceCacheDir(opts.stateDir, opts.url);
+    this.sitePath = normalizeSitePath(opts.path);
+  }
+
+  describe(): string {
+    return `${this.opts.url.replace(/\/\/[^@/]*@/, '//')}#${this.opts.ref}:${this.sitePath || '.'}`;
+  }
+
+  private repo(): RepoOptions {
+    const repo = { url: this.opts.url, ref: this.opts.ref, dir: this.dir, auth: this.opts.auth };
+    // Only the site's files are kept and checked out, whatever else the repository holds.
+    return { ...repo, path: this.sitePath };
+  }
+
+  async sync(): Promise<{ siteDir: string; revision: string; digest: string }> {
+    // isomorphic-git loads only for a repository source.
+    const { inputDigest, syncRepo } = await import('./git.js');
+    const { revision } = await syncRepo(this.repo());
+    const digest = await inputDigest(this.dir, revision.commit, this.sitePath);
+    return { siteDir: join(this.dir, this.sitePath), revision: revision.commit, digest };
+  }
+
+  /** With a status branch, the reports are read from it: the followed branch has none. */
+  async previousReports(siteDir: string): Promise<Map<string, unknown>> {
+    return parseReports(await this.reportTexts(siteDir));
+  }
+
+  private async reportTexts(siteDir: string): Promise<Map<string, string>> {
+    if (!this.opts.statusBranch) return readReportTexts(siteDir);
+    const { readBranchDir } = await import('./read-branch.js');
+    const dir = this.sitePath ? `${this.sitePath}/${STATUS_DIR}` : STATUS_DIR;
+    const files = await readBranchDir(this.repo(), this.opts.statusBranch, dir);
+    return new Map(
+      [...files]
+        .filter(([name]) => name.endsWith('.yaml'))
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([name, text]) => [`${STATUS_DIR}/${name}`, text]),
+    );
+  }
+
+  async signed(revision: string): Promise<boolean> {
+    const [{ default: git }, fs] = await Promise.all([import('isomorphic-git'), import('node:fs')]);
+    const { commit } = await git.readCommit({ fs, dir: this.dir, oid: revision });
+    return Boolean(commit.gpgsig);
+  }
+
+  async verify(revision: string): Promise<void> {
+    if (!this.opts.trust) return;
+    const { verifyCommit } = await import('./verify.js');
+    await verifyCommit(this.dir, revision, this.opts.trust);
+  }
+
+  async publish(
+    siteDir: string,
+    files: Map<string, string>,
+    message: string,
+  ): Promise<string | undefined> {
+    const previous = await this.reportTexts(siteDir);
+    const changed: Record<string, string> = {};
+    for (const [path, text] of files) {
+      if (previous.get(path) !== text)
+        changed[this.sitePath ? `${this.sitePath}/${path}` : path] = text;
+    }
+    if (!Object.keys(changed).length) return undefined;
+    const branch =
+      this.opts.statusBranch ||
+      (this.opts.ref.startsWith('refs/heads/') ? this.opts.ref.slice(11) : this.opts.ref);
+    const { commitAndPush } = await import('./git-push.js');
+    const result = await commitAndPush(this.repo(), {
+      files: changed,
+      message,
+      author: this.opts.author ?? { name: 'bpa', email: 'bpa@bpa.akraino.org' },
+      branch,
+    });
+    return result.commit;
+  }
+}

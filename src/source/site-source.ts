@@ -1,0 +1,62 @@
+import { lstat, readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { StalledError } from '../util/errors.js';
+import { STATUS_DIR } from './site-path.js';
+
+/** Where a reconcile reads the site from and writes its reports to. */
+export interface SiteSource {
+  describe(): string;
+  /** Brings the site up to date; returns its directory, revision and input digest. */
+  sync(): Promise<{ siteDir: string; revision: string; digest: string }>;
+  /** Throws (StalledError) when the revision may not be applied: an unsigned or untrusted commit. */
+  verify?(revision: string): Promise<void>;
+  /** Whether the revision carries a signature at all (bpa's own status commits do not). */
+  signed?(revision: string): Promise<boolean>;
+  /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
+  previousReports(siteDir: string): Promise<Map<string, unknown>>;
+  /** Writes the reports (site-relative paths); returns a commit id when one was made. */
+  publish(
+    siteDir: string,
+    files: Map<string, string>,
+    message: string,
+  ): Promise<string | undefined>;
+}
+
+export function statusNotDirectory(link: boolean): StalledError {
+  return new StalledError(
+    'STATUS_PATH_TAKEN',
+    `the site has ${link ? 'a symbolic link' : 'a file'} named "${STATUS_DIR}" where bpa writes its reports (${STATUS_DIR}/); bpa does not remove it, and writes no report until it is renamed or removed`,
+  );
+}
+
+/** The reports under `<siteDir>/status/`, by site-relative path, as text. */
+export async function readReportTexts(siteDir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  // Only a real directory: a link named status could lead anywhere on this machine.
+  const dir = await lstat(join(siteDir, STATUS_DIR)).catch(() => undefined);
+  if (!dir?.isDirectory()) return out;
+  let names: string[];
+  try {
+    names = await readdir(join(siteDir, STATUS_DIR));
+  } catch {
+    return out;
+  }
+  for (const name of names.filter((n) => n.endsWith('.yaml')).sort()) {
+    const text = await readFile(join(siteDir, STATUS_DIR, name), 'utf8').catch(() => undefined);
+    if (text !== undefined) out.set(`${STATUS_DIR}/${name}`, text);
+  }
+  return out;
+}
+
+export function parseReports(texts: ReadonlyMap<string, string>): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [path, text] of texts) {
+    try {
+      out.set(path, parse(text));
+    } catch {
+      // A damaged report is simply rewritten.
+    }
+  }
+  return out;
+}

@@ -1,0 +1,18 @@
+/**
+ * MAC addresses as bpa compares them: lowercase and colon-separated, whatever form a site, an
+ * inventory or a lease file writes them in.
+ */
+
+/**
+ * What metal3 reports as the MAC of a NIC it could not identify. Many hosts carry it, so it
+ * names none of them.
+ */
+export const NULL_MAC = '00:00:00:00:00:00';
+
+/** Normalizes a MAC address to lowercase colon-separated form; undefined if malformed. */
+export function normalizeMac(raw: string): string | undefined {
+  const s = raw.trim().toLowerCase();
+  if (/^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$/.test(s)) return s.replace(/-/g, ':');
+  if (/^[0-9a-f]{12}$/.test(s)) return s.match(/../g)?.join(':');
+  return undefined;
+}
