@@ -2,8 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
-import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import bpa from './eslint-rules/bpa.js';
 
 /**
  * The folders of src/, lowest first. A folder may import only from the folders of the rows
@@ -34,22 +33,6 @@ for (const entry of readdirSync(join(import.meta.dirname, 'src'), { withFileType
     throw new Error(`src/${entry.name} has no place in LAYERS (eslint.config.js): add it to a row`);
 }
 
-/** One zone per folder: everything it may not import from, with the rule in the message. */
-const layerZones = LAYERS.flatMap((row, i) =>
-  row.flatMap((folder) => {
-    const below = LAYERS.slice(0, i).flat();
-    const above = LAYERS.slice(i)
-      .flat()
-      .filter((f) => f !== folder);
-    if (!above.length) return [];
-    return {
-      target: `./src/${folder}`,
-      from: above.map((f) => `./src/${f}`),
-      message: `src/${folder} may import only from ${below.length ? below.map((f) => `src/${f}`).join(', ') : 'node and npm packages'} (layers: eslint.config.js, docs/architecture.md)`,
-    };
-  }),
-);
-
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'bench/out/**'] },
   js.configs.recommended,
@@ -63,16 +46,10 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    plugins: { 'import-x': importX },
-    settings: {
-      // Read TypeScript files when following imports, not only .js ones.
-      'import-x/extensions': ['.ts', '.js'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
-      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
-    },
+    plugins: { bpa },
     rules: {
-      'import-x/no-cycle': 'error',
-      'import-x/no-restricted-paths': ['error', { zones: layerZones }],
+      'bpa/no-cycle': ['error', { root: import.meta.dirname }],
+      'bpa/layers': ['error', { root: import.meta.dirname, layers: LAYERS }],
     },
   },
   {

@@ -80,7 +80,7 @@ describe('architecture: which folder of src/ may import which', () => {
     const messages = await lintAs(
       'src/validate/upward.ts',
       "import { planSite } from '../plan/index.js';\nexport const plan = planSite;\n",
-      'import-x/no-restricted-paths',
+      'bpa/layers',
     );
     assert.equal(messages.length, 1);
     assert.match(messages[0] ?? '', /src\/validate may import only from src\/util, src\/config/);
@@ -90,7 +90,7 @@ describe('architecture: which folder of src/ may import which', () => {
     const messages = await lintAs(
       'src/apt/sideways.ts',
       "import { SshPool } from '../ssh/pool.js';\nexport const pool = SshPool;\n",
-      'import-x/no-restricted-paths',
+      'bpa/layers',
     );
     assert.equal(messages.length, 1);
   });
@@ -99,7 +99,7 @@ describe('architecture: which folder of src/ may import which', () => {
     const messages = await lintAs(
       'src/plan/downward.ts',
       "import { normalizeMac } from '../util/mac.js';\nexport const mac = normalizeMac;\n",
-      'import-x/no-restricted-paths',
+      'bpa/layers',
     );
     assert.deepEqual(messages, []);
   });
@@ -109,7 +109,7 @@ describe('architecture: which folder of src/ may import which', () => {
     const messages = await lintAs(
       'src/util/errors.ts',
       `${readFileSync(join(ROOT, 'src/util/errors.ts'), 'utf8')}\nexport { ExecError } from './exec-error.js';\n`,
-      'import-x/no-cycle',
+      'bpa/no-cycle',
     );
     assert.deepEqual(messages, ['Dependency cycle detected']);
   });
