@@ -20,6 +20,17 @@ export interface HttpServerOptions {
   maxRunMs?: number;
   /** Largest webhook body accepted (1 MiB). */
   maxBodyBytes?: number;
+  /**
+   * More routes, from the features that serve under their own path (each owns its module):
+   * an exact path, or a prefix ending in `/` that takes every path under it.
+   */
+  routes?: RouteSet[];
+}
+
+/** A handler per method for one path, or for every path under a prefix ending in `/`. */
+export interface RouteSet {
+  path: string;
+  handlers: Partial<Record<string, Handler>>;
 }
 
 export interface HttpServer {
@@ -27,7 +38,12 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+/** `path` is the request's decoded-free pathname (prefix routes read their rest from it). */
+export type Handler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+) => Promise<void> | void;
 type Routes = Record<string, Partial<Record<string, Handler>>>;
 
 /** How long close() lets requests in progress finish before cutting their connections. */
@@ -130,7 +146,24 @@ function buildRoutes(opts: HttpServerOptions, log: Logger): Routes {
         }),
     };
   }
+  for (const extra of opts.routes ?? []) {
+    if (routes[extra.path]) throw new Error(`two handlers for the route ${extra.path}`);
+    routes[extra.path] = extra.handlers;
+  }
   return routes;
+}
+
+/** The handlers for a path: its exact route, else the longest prefix route (`/x/`) above it. */
+function routeFor(routes: Routes, path: string): Routes[string] | undefined {
+  const exact = routes[path];
+  if (exact) return exact;
+  // "/a/b/c" tries "/a/b/", then "/a/"; "/" alone is never a prefix route.
+  let end = path.lastIndexOf('/', path.length - 2);
+  for (; end > 0; end = path.lastIndexOf('/', end - 1)) {
+    const prefix = routes[path.slice(0, end + 1)];
+    if (prefix) return prefix;
+  }
+  return undefined;
 }
 
 /** GET /api/v1/status: the site status of the last reconcile and what the scheduler is doing. */
@@ -178,7 +211,7 @@ async function dispatch(
 ): Promise<void> {
   const method = req.method ?? 'GET';
   const path = new URL(req.url ?? '/', 'http://bpa.invalid').pathname;
-  const route = routes[path];
+  const route = routeFor(routes, path);
   if (!route) {
     req.resume();
     sendJson(res, 404, { error: 'not_found', message: `no route for ${path}` });
@@ -196,7 +229,7 @@ async function dispatch(
     return;
   }
   try {
-    await handler(req, res);
+    await handler(req, res, path);
     log.debug({ method, path, status: res.statusCode }, 'request');
   } catch (err: unknown) {
     log.error({ method, path, err: sanitize(messageOf(err)) }, 'request failed');

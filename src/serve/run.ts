@@ -1,13 +1,13 @@
-import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { requireKubeConfig } from '../kube/kubeconfig.js';
 import { watch } from 'chokidar';
 import { parseListen, type ConfigFor } from '../config/options.js';
 import { sourceFor } from '../reconcile/from-config.js';
 import { Reconciler } from '../reconcile/reconciler.js';
-import { StalledError, messageOf } from '../util/errors.js';
+import { StalledError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { parseDuration } from '../util/duration.js';
+import { readSecretFile } from './auth.js';
 import { startHttpServer, type HttpServer } from './http.js';
 import { LeaderElector } from './leader.js';
 import { BpaMetrics } from './metrics.js';
@@ -136,15 +136,4 @@ function listenAddress(text: string): { host: string; port: number } {
       `--listen ${JSON.stringify(text)}: expected [host]:port`,
     );
   return addr;
-}
-
-async function readSecretFile(file: string, what: string): Promise<string> {
-  try {
-    return (await readFile(file, 'utf8')).trim();
-  } catch (err: unknown) {
-    throw new StalledError(
-      'SECRET_FILE_UNREADABLE',
-      `cannot read ${what} from ${file} (${(err as { code?: string }).code ?? messageOf(err)}); check the path and its permissions`,
-    );
-  }
 }

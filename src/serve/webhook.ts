@@ -1,6 +1,7 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../util/log.js';
+import { sameSecret } from './auth.js';
 import type { WebhookResult } from './metrics.js';
 import { sendJson } from './respond.js';
 import type { TriggerOutcome } from './scheduler.js';
@@ -73,13 +74,6 @@ function hmacMatches(hex: string, body: Buffer, secret: string): boolean {
   const expected = createHmac('sha256', secret).update(body).digest();
   const given = Buffer.from(hex, 'hex');
   return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
-/** Compares digests rather than the strings so that not even the length leaks. */
-function sameSecret(given: string, secret: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(secret).digest();
-  return timingSafeEqual(a, b);
 }
 
 export type BodyRead = { ok: true; body: Buffer } | { ok: false; reason: 'too-large' };

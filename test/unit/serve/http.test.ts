@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import { Writable } from 'node:stream';
-import { startHttpServer, type HttpServer } from '../../../src/serve/http.js';
+import { requireBearer } from '../../../src/serve/auth.js';
+import { startHttpServer, type HttpServer, type RouteSet } from '../../../src/serve/http.js';
+import { sendJson } from '../../../src/serve/respond.js';
 import { BpaMetrics } from '../../../src/serve/metrics.js';
 import { Scheduler } from '../../../src/serve/scheduler.js';
 import { createLogger } from '../../../src/util/log.js';
@@ -79,7 +81,11 @@ describe('serve/http', () => {
   let replies: string[];
   let leading: boolean | undefined;
 
-  async function start(webhookSecret: string | null = SECRET, maxRunMs?: number): Promise<string> {
+  async function start(
+    webhookSecret: string | null = SECRET,
+    maxRunMs?: number,
+    routes?: RouteSet[],
+  ): Promise<string> {
     const sink = new Writable({
       write(chunk: Buffer, _enc, done): void {
         logs.push(chunk.toString());
@@ -95,6 +101,7 @@ describe('serve/http', () => {
       log: createLogger('debug', sink),
       maxRunMs,
       maxBodyBytes: 1024 * 1024,
+      routes,
     });
     return server.url;
   }
@@ -268,6 +275,51 @@ describe('serve/http', () => {
     reply = await call(`${url}/healthz`, { method: 'HEAD' });
     assert.equal(reply.status, 200);
     assert.equal(reply.body, '');
+  });
+
+  it('routes a path to its exact route, else to the longest prefix route above it', async () => {
+    const TOKEN = 'api-token-7d2e';
+    const routes: RouteSet[] = [
+      {
+        path: '/things/',
+        handlers: { GET: (_q, r, path) => sendJson(r, 200, { by: 'things', path }) },
+      },
+      {
+        path: '/things/deep/',
+        handlers: { GET: (_q, r, path) => sendJson(r, 200, { by: 'deep', path }) },
+      },
+      {
+        path: '/api/v1/secret',
+        handlers: {
+          POST: (q, r) => {
+            if (requireBearer(q, r, TOKEN)) sendJson(r, 200, { ok: true });
+          },
+        },
+      },
+    ];
+    const url = await start(SECRET, undefined, routes);
+    const body = async (path: string): Promise<unknown> =>
+      JSON.parse((await call(url + path)).body);
+    assert.deepEqual(await body('/things/a'), { by: 'things', path: '/things/a' });
+    assert.deepEqual(await body('/things/deep/b/c'), { by: 'deep', path: '/things/deep/b/c' });
+    assert.deepEqual(await body('/things/deep'), { by: 'things', path: '/things/deep' });
+    assert.equal((await call(`${url}/thing`)).status, 404);
+    assert.equal((await call(`${url}/healthz`)).status, 200, 'the built-in routes stay');
+
+    let reply = await call(`${url}/api/v1/secret`, { method: 'POST' });
+    assert.equal(reply.status, 401);
+    assert.equal(reply.headers['www-authenticate'], 'Bearer realm="bpa"');
+    reply = await call(`${url}/api/v1/secret`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}x` },
+    });
+    assert.equal(reply.status, 401);
+    assert.ok(!reply.body.includes(TOKEN));
+    reply = await call(`${url}/api/v1/secret`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    assert.equal(reply.status, 200);
   });
 
   describe('POST /hooks/git', () => {
