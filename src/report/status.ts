@@ -49,6 +49,14 @@ export interface ClusterStatusDoc {
       packages?: Record<string, string | null>;
     }>;
     plugins: string[];
+    /**
+     * The packages bpa manages on each role, as last applied (names and pins): with the nodes,
+     * the applied state a plan made offline (`bpa plan --from-status`) starts from.
+     */
+    software?: {
+      master: Array<{ name: string; version?: string }>;
+      worker: Array<{ name: string; version?: string }>;
+    };
     /** The Kubernetes version bpa installed or upgraded the cluster to, when the site set one. */
     kubernetesVersion?: string;
     /** The pod network the cluster was provisioned with; null: the installer's default. */
@@ -196,6 +204,14 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
       },
       nodes,
       plugins: [...(applied?.plugins ?? [])],
+      ...(applied
+        ? {
+            software: {
+              master: applied.packages.master.map((p) => ({ ...p })),
+              worker: applied.packages.worker.map((p) => ({ ...p })),
+            },
+          }
+        : {}),
       ...(applied?.kubernetesVersion ? { kubernetesVersion: applied.kubernetesVersion } : {}),
       ...(applied?.podSubnet !== undefined ? { podSubnet: applied.podSubnet } : {}),
       ...lastOperation(outcome, prev),
