@@ -431,6 +431,14 @@ export const OPTIONS = {
     pattern: { re: /^(?:[0-9a-f]{6,64})?$/, text: '6 to 64 lowercase hex digits of a plan hash' },
     description: 'apply only if the current plan has this hash (or a prefix of it)',
   } as OptionSpec<string>,
+  fromStatus: {
+    flag: '--from-status',
+    env: 'BPA_FROM_STATUS',
+    default: false,
+    kind: 'boolean',
+    description:
+      "plan against the site's status/ (the inventory and applied state bpa serve last reported) instead of observing; the default when the site has status/inventory.yaml and no inventory or lease source is given (BPA_FROM_STATUS=false: never)",
+  } as OptionSpec<boolean>,
   logLevel: {
     flag: '--log-level <level>',
     env: 'BPA_LOG_LEVEL',

@@ -5,6 +5,7 @@ import type { LoadedSite } from '../load/index.js';
 import type { FactsMap } from '../observe/facts.js';
 import type { Observations } from '../observe/index.js';
 import type { Plan } from '../plan/index.js';
+import type { PlanningSettings } from '../report/inventory.js';
 import type { SiteSource } from '../source/site-source.js';
 import type { SshSession } from '../ssh/session.js';
 import type { StateLock } from '../state/lock.js';
@@ -89,6 +90,8 @@ export interface RunContext extends Readonly<Omit<RunOptions, 'now'>> {
   facts?: FactsMap;
   /** bpa's SSH key and connections, opened when first needed and closed when the run ends. */
   ssh?: SshSession;
+  /** The world was read from the site's status/ (bpa plan --from-status), not observed. */
+  fromStatus?: { observedAt: string; controller: PlanningSettings };
 
   // plan
   plan?: Plan;

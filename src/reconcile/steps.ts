@@ -150,6 +150,17 @@ async function observe(ctx: RunContext): Promise<void> {
   const root = (ctx.loaded as NonNullable<RunContext['loaded']>).root;
   const cfg = ctx.configFor(model.site?.spec);
   ctx.config = cfg;
+  if (ctx.upTo === 'plan' && ctx.site.kind === 'path') {
+    // A plan made offline (a pull request job): the world as the controller last reported it.
+    const fromStatus = await import('./from-status.js');
+    if (await fromStatus.useStatus(cfg, ctx.siteDir as string)) {
+      const world = await fromStatus.readStatusWorld(ctx.siteDir as string, model);
+      ctx.observations = world.observations;
+      ctx.facts = world.facts;
+      ctx.fromStatus = { observedAt: world.observedAt, controller: world.controller };
+      return;
+    }
+  }
   const [{ observe: observeSite }, { observeOptions }, facts] = await Promise.all([
     import('../observe/index.js'),
     import('../observe/from-config.js'),
@@ -193,16 +204,18 @@ async function plan(ctx: RunContext): Promise<void> {
     import('../plan/index.js'),
     import('../config/execution.js'),
   ]);
+  // Planned from status/: as the controller plans, so that the hash is the one it computes.
+  const controller = ctx.fromStatus?.controller;
   ctx.plan = planSite({
     facts: ctx.facts,
     model,
     hosts: observations.hosts,
     leases: observations.leases,
     applied: observations.applied,
-    prune: cfg.prune,
-    flavour: cfg.flavour as Flavour,
-    ipOrder: cfg.ipOrder as IpSource[],
-    settings: executionSettings(cfg, model.site?.spec),
+    prune: controller?.prune ?? cfg.prune,
+    flavour: (controller?.flavour ?? cfg.flavour) as Flavour,
+    ipOrder: (controller?.ipOrder ?? cfg.ipOrder) as IpSource[],
+    settings: controller ? controller.settings : executionSettings(cfg, model.site?.spec),
   });
   // Placement problems point into the site's files: give them lines too.
   const located = locateProblems(

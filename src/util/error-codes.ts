@@ -77,6 +77,13 @@ export const RUNTIME_CODES = {
     summary: 'the site has errors, so nothing was applied',
     fix: 'run `bpa validate` on the site and fix every error it lists',
   },
+  STATUS_INVENTORY_MISSING: {
+    retry: 'stalled',
+    area: cli,
+    summary:
+      'bpa plan --from-status found no status/inventory.yaml in the site: bpa serve writes it on a full reconcile',
+    fix: 'wait for the controller to report (or check that the site path is the one bpa serve follows), or plan without --from-status',
+  },
   PLAN_HASH_MISMATCH: {
     retry: 'stalled',
     area: cli,

@@ -2,6 +2,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { createRun } from '../../reconcile/context.js';
+import { observedAge } from '../../reconcile/from-status.js';
+import { STATUS_DIR } from '../../source/site-path.js';
 import { runSteps } from '../../reconcile/steps.js';
 import { silentLogger } from '../../util/log.js';
 import { planHasChanges } from '../../plan/index.js';
@@ -58,6 +60,7 @@ export function registerPlan(
     'sshKey',
     'allowSiteCommands',
     'packageMirrors',
+    'fromStatus',
   ]);
   cmd.action(async (path: string, opts: Record<string, unknown>) => {
     const run = createRun({
@@ -71,11 +74,17 @@ export function registerPlan(
     const root = run.loaded?.root ?? path;
     const problems = run.problems.map((p) => ({ ...p, file: displayPath(root, p.file) }));
     const plan = run.plan;
+    const offline = run.fromStatus
+      ? `Planned offline against ${STATUS_DIR}/: the inventory and applied state bpa serve ${observedAge(run.fromStatus.observedAt, now())}.`
+      : undefined;
     if (opts['output'] === 'json') {
       io.out(
         JSON.stringify(
           {
             hash: plan?.hash,
+            ...(run.fromStatus
+              ? { observed: { from: STATUS_DIR, at: run.fromStatus.observedAt, text: offline } }
+              : {}),
             changes: plan ? planHasChanges(plan) : false,
             problems: problemsJson(problems),
             ...(plan?.settings ? { settings: plan.settings } : {}),
@@ -86,6 +95,7 @@ export function registerPlan(
         ) + '\n',
       );
     } else {
+      if (offline) io.out(`${offline}\n\n`);
       io.out(formatText(problems));
       if (plan) {
         if (problems.length) io.out('\n');
