@@ -11,6 +11,7 @@ import { hasErrors } from '../../util/problem.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
 import { formatPlan } from '../output/plan.js';
+import { formatPlanMarkdown } from '../../report/markdown.js';
 import { displayPath, formatText, problemsJson } from '../output/problems.js';
 
 /**
@@ -33,7 +34,7 @@ export function registerPlan(
     .argument('[path]', 'site directory', '.')
     .addOption(
       new Option('-o, --output <format>', 'output format')
-        .choices(['text', 'json'])
+        .choices(['text', 'json', 'markdown'])
         .default('text'),
     )
     .option('--out <dir>', "write each cluster's hosts.ini to DIR/<cluster>/hosts.ini");
@@ -77,7 +78,9 @@ export function registerPlan(
     const offline = run.fromStatus
       ? `Planned offline against ${STATUS_DIR}/: the inventory and applied state bpa serve ${observedAge(run.fromStatus.observedAt, now())}.`
       : undefined;
-    if (opts['output'] === 'json') {
+    if (opts['output'] === 'markdown' && plan) {
+      io.out(formatPlanMarkdown(plan, { observed: offline, problems, site: path }));
+    } else if (opts['output'] === 'json') {
       io.out(
         JSON.stringify(
           {

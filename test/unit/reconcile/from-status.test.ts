@@ -187,6 +187,23 @@ describe('plan --from-status: offline plans against what the controller reported
     assert.match(out, /\+ master-1 /, 'live, with an empty state: everything is new');
   });
 
+  it('-o markdown: the observation, the changed nodes and packages, the hash and the trailer', async () => {
+    await checkout({ workers: 1, jq: '1.7.1-3' });
+    const r = await runCli(['plan', prSite, '-o', 'markdown', '--state', join(tmp, 'none')]);
+    assert.equal(r.code, 2, r.stderr);
+    const offline = await offlinePlan();
+    assert.match(r.stdout, /<sub>Planned offline against status\/: .* observed /);
+    assert.match(
+      r.stdout,
+      /^\| `\+` \| worker-2 \| metal3\/node-\d \| 198\.18\.9\.\d+ \| worker \| /m,
+    );
+    assert.match(
+      r.stdout,
+      /^\| master-1 \| jq \| 1\.6-2\.1ubuntu3 \| 1\.7\.1-3 \| upgrade-packages \|$/m,
+    );
+    assert.ok(r.stdout.includes(`Bpa-Approved-Plan: ${offline.hash}\n`), r.stdout);
+  });
+
   it('--from-status without status/inventory.yaml is a clear error', async () => {
     await writeResourceSite(prSite, { workers: 0, jq: '1.6-2.1ubuntu3' });
     const r = await runCli(['plan', prSite, '--from-status', '--state', join(tmp, 'none')]);
