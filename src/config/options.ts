@@ -439,6 +439,34 @@ export const OPTIONS = {
     description:
       "plan against the site's status/ (the inventory and applied state bpa serve last reported) instead of observing; the default when the site has status/inventory.yaml and no inventory or lease source is given (BPA_FROM_STATUS=false: never)",
   } as OptionSpec<boolean>,
+  requireApprovedPlan: {
+    flag: '--require-approved-plan',
+    env: 'BPA_REQUIRE_APPROVED_PLAN',
+    default: false,
+    kind: 'boolean',
+    description:
+      'apply a revision only when its commit carries the trailer Bpa-Approved-Plan: <hash> of the plan bpa computes for it (bpa plan -o markdown prints it); otherwise report Blocked',
+  } as OptionSpec<boolean>,
+  approvalExempt: {
+    flag: '--approval-exempt <kinds>',
+    env: 'BPA_APPROVAL_EXEMPT',
+    default: ['fix-drift'],
+    kind: 'list',
+    // The action kinds of plan/types.ts ACTION_ORDER (config sits below plan).
+    choices: [
+      'provision-cluster',
+      'upgrade-cluster',
+      'add-nodes',
+      'remove-nodes',
+      'install-plugins',
+      'install-packages',
+      'upgrade-packages',
+      'remove-packages',
+      'fix-drift',
+    ],
+    description:
+      'with --require-approved-plan, the actions applied without an approved plan when a plan has only these (comma-separated; empty: none)',
+  } as OptionSpec<string[]>,
   logLevel: {
     flag: '--log-level <level>',
     env: 'BPA_LOG_LEVEL',

@@ -12,6 +12,7 @@ import type { StateLock } from '../state/lock.js';
 import type { Logger } from '../util/log.js';
 import type { Problem } from '../util/problem.js';
 import type { SiteModel } from '../validate/model.js';
+import type { ApprovalBlock } from './approval.js';
 import type { SourceState } from './source-state.js';
 import type { Trigger } from './summary.js';
 
@@ -99,6 +100,8 @@ export interface RunContext extends Readonly<Omit<RunOptions, 'now'>> {
   problems: Problem[];
 
   // apply
+  /** Nothing applied: the plan is not the one approved (serve --require-approved-plan). */
+  approval?: ApprovalBlock;
   result?: ApplyResult;
   /** The facts with the nodes the apply worked on read again: what a report shows. */
   factsAfter?: FactsMap;

@@ -49,12 +49,15 @@ async function writeReports(
     ? 'rejected'
     : ctx.failure
       ? 'failed'
-      : run?.result?.ok === false
-        ? 'failed'
-        : 'applied';
+      : run?.approval
+        ? 'blocked'
+        : run?.result?.ok === false
+          ? 'failed'
+          : 'applied';
   state.attempted = { revision, digest, at, result };
   if (run?.result?.ok && !hasErrors(run.problems)) state.applied = { revision, digest, at };
-  if (run?.result) state.lastFullAt = at;
+  // A blocked plan was a full look too: it is looked at again at the next resync or revision.
+  if (run?.result || run?.approval) state.lastFullAt = at;
   const previous = await source.previousReports(siteDir);
   const reports = buildReports({
     revision,
@@ -62,6 +65,7 @@ async function writeReports(
     model: run?.model,
     rejected,
     plan: run?.plan,
+    approval: run?.approval,
     result: run?.result,
     applied: await new StateStore(ctx.operator.stateDir).readApplied(),
     facts: run?.factsAfter ?? run?.facts,
@@ -97,6 +101,7 @@ async function writeReports(
 
 function commitSummary(result: string, run: RunContext | undefined, failure: unknown): string {
   if (failure) return `reconcile failed (${failure instanceof BpaError ? failure.code : 'error'})`;
+  if (run?.approval) return `plan not applied (${run.approval.reason})`;
   if (result === 'rejected') {
     const n = run?.validation.filter((p) => p.severity === 'error').length ?? 0;
     return `rejected revision (${pluralize(n, 'error')})`;

@@ -236,6 +236,21 @@ async function apply(ctx: RunContext): Promise<void> {
       `nothing applied: the plan has changed since it was reviewed: its hash is now ${plan.hash.slice(0, 12)}, not ${cfg.planHash}; run bpa plan again and review it`,
     );
   }
+  if (cfg.requireApprovedPlan && ctx.site.kind === 'source') {
+    // Only the plan a person reviewed is applied: anything else waits, reported as Blocked.
+    const { checkApproval } = await import('./approval.js');
+    const block = await checkApproval(
+      plan,
+      ctx.revision as string,
+      ctx.site.source,
+      cfg.approvalExempt,
+    );
+    if (block) {
+      ctx.approval = block;
+      ctx.log.warn({ code: block.code, plan: block.planHash }, block.message);
+      return;
+    }
+  }
   const [{ applyPlan }, { factsAfter }, { StateStore }, { siteDigest }] = await Promise.all([
     import('../apply/engine.js'),
     import('../apply/facts-after.js'),

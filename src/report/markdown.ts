@@ -1,3 +1,4 @@
+import { APPROVAL_TRAILER } from '../source/input-commit.js';
 import type { ClusterPlan, PackageChange, Plan, PlannedNode } from '../plan/index.js';
 import { printable } from '../util/printable.js';
 import type { Problem } from '../util/problem.js';
@@ -7,7 +8,6 @@ import { pluralize } from '../util/pluralize.js';
 export const COMMENT_LIMIT = 65_536;
 /** Marks bpa's comment, so that a workflow updates it instead of adding one per push. */
 export const COMMENT_MARKER = '<!-- bpa-plan -->';
-export const APPROVAL_TRAILER = 'Bpa-Approved-Plan';
 
 export interface MarkdownOptions {
   /** Where the plan's world came from ("Planned offline against status/: …"). */

@@ -69,6 +69,22 @@ export class GitSource implements SiteSource {
     return Boolean(commit.gpgsig);
   }
 
+  async inputCommit(revision: string): Promise<{ commit: string; message: string } | undefined> {
+    const [{ default: git }, fs, { inputDigest }, { commitBringingInput }] = await Promise.all([
+      import('isomorphic-git'),
+      import('node:fs'),
+      import('./git.js'),
+      import('./input-commit.js'),
+    ]);
+    return commitBringingInput(revision, {
+      read: async (oid) => {
+        const { commit } = await git.readCommit({ fs, dir: this.dir, oid });
+        return { message: commit.message, parent: commit.parent[0] };
+      },
+      digest: (oid) => inputDigest(this.dir, oid, this.sitePath),
+    });
+  }
+
   async verify(revision: string): Promise<void> {
     if (!this.opts.trust) return;
     const { verifyCommit } = await import('./verify.js');

@@ -84,6 +84,20 @@ export const RUNTIME_CODES = {
       'bpa plan --from-status found no status/inventory.yaml in the site: bpa serve writes it on a full reconcile',
     fix: 'wait for the controller to report (or check that the site path is the one bpa serve follows), or plan without --from-status',
   },
+  PLAN_NOT_APPROVED: {
+    retry: 'stalled',
+    area: rec,
+    summary:
+      'serve --require-approved-plan: the commit that brought the revision carries no Bpa-Approved-Plan trailer, and the plan changes something; nothing was applied',
+    fix: 'review the plan (site.yaml shows it, bpa plan -o markdown prints it with the trailer), then push a commit whose message ends with the trailer line',
+  },
+  PLAN_CHANGED: {
+    retry: 'stalled',
+    area: rec,
+    summary:
+      'serve --require-approved-plan: the revision carries a Bpa-Approved-Plan trailer, but the plan bpa computes now has another hash (the world or the site changed since the review); nothing was applied',
+    fix: 'review the current plan in status/site.yaml (or bpa plan), then push a commit carrying its hash in the trailer',
+  },
   PLAN_HASH_MISMATCH: {
     retry: 'stalled',
     area: cli,

@@ -87,6 +87,8 @@ export function registerApply(
     'verifySignatures',
     'trustedKeys',
     'allowedSigners',
+    'requireApprovedPlan',
+    'approvalExempt',
   ]);
   reconcile.action((path: string | undefined, opts: Record<string, unknown>) => {
     if (!opts['once'])
