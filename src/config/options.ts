@@ -292,7 +292,8 @@ export const OPTIONS = {
     env: 'BPA_REPO_URL',
     default: '',
     kind: 'string',
-    description: 'site repository to follow, over HTTP(S)',
+    description:
+      'site repository to follow: https://…, or over SSH ssh://git@host[:port]/path.git or git@host:path.git (with --git-ssh-key and --git-known-hosts)',
   } as OptionSpec<string>,
   ref: {
     flag: '--ref <ref>',
@@ -337,6 +338,22 @@ export const OPTIONS = {
     kind: 'string',
     description:
       'file holding the token or password for the repository (BPA_GIT_TOKEN works too; never logged)',
+  } as OptionSpec<string>,
+  gitSshKey: {
+    flag: '--git-ssh-key <file>',
+    env: 'BPA_GIT_SSH_KEY',
+    default: '',
+    kind: 'string',
+    description:
+      'deploy key (a private key file, mode 600) for a repository over SSH; in the cluster, a Secret mounted as a file',
+  } as OptionSpec<string>,
+  gitKnownHosts: {
+    flag: '--git-known-hosts <file>',
+    env: 'BPA_GIT_KNOWN_HOSTS',
+    default: '',
+    kind: 'string',
+    description:
+      "known_hosts file with the SSH repository server's host key; an unknown or changed host key is refused",
   } as OptionSpec<string>,
   interval: {
     flag: '--interval <duration>',

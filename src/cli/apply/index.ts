@@ -89,6 +89,8 @@ export function registerApply(
     'allowedSigners',
     'requireApprovedPlan',
     'approvalExempt',
+    'gitSshKey',
+    'gitKnownHosts',
   ]);
   reconcile.action((path: string | undefined, opts: Record<string, unknown>) => {
     if (!opts['once'])

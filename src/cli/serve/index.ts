@@ -32,6 +32,8 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'allowedSigners',
     'requireApprovedPlan',
     'approvalExempt',
+    'gitSshKey',
+    'gitKnownHosts',
   ]);
   cmd.action(async (opts: Record<string, unknown>) => {
     const cfg = config(opts, undefined, env);
