@@ -38,6 +38,11 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Live installer output lines. */
   onLine?: (line: string) => void;
+  /**
+   * `bpa plan`, `bpa diff`: the site directory whose status/ gives the world to plan against,
+   * when not the site's own (two revisions planned against the same observation).
+   */
+  statusFrom?: string;
   /** Called once the plan is made, before anything is applied (to show it). */
   onPlan?: (ctx: RunContext) => void;
   /** The outside world (nodes, installer, publishing) instead of what the settings name: tests. */

@@ -153,8 +153,9 @@ async function observe(ctx: RunContext): Promise<void> {
   if (ctx.upTo === 'plan' && ctx.site.kind === 'path') {
     // A plan made offline (a pull request job): the world as the controller last reported it.
     const fromStatus = await import('./from-status.js');
-    if (await fromStatus.useStatus(cfg, ctx.siteDir as string)) {
-      const world = await fromStatus.readStatusWorld(ctx.siteDir as string, model);
+    const statusDir = ctx.statusFrom ?? (ctx.siteDir as string);
+    if (await fromStatus.useStatus(cfg, statusDir)) {
+      const world = await fromStatus.readStatusWorld(statusDir, model);
       ctx.observations = world.observations;
       ctx.facts = world.facts;
       ctx.fromStatus = { observedAt: world.observedAt, controller: world.controller };

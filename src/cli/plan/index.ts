@@ -10,9 +10,37 @@ import { planHasChanges } from '../../plan/index.js';
 import { hasErrors } from '../../util/problem.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
+import type { OptionName } from '../../config/options.js';
 import { formatPlan } from '../output/plan.js';
 import { formatPlanMarkdown } from '../../report/markdown.js';
 import { displayPath, formatText, problemsJson } from '../output/problems.js';
+
+/** The settings `bpa plan` (and `bpa diff`) take. */
+export const PLAN_OPTIONS: OptionName[] = [
+  'stateDir',
+  'flavour',
+  'prune',
+  'inventoryDir',
+  'kubeconfig',
+  'namespaces',
+  'leases',
+  'ipOrder',
+  'maxParallelHosts',
+  'installerMode',
+  'installerCommand',
+  'scaleCommand',
+  'addonCommand',
+  'removeCommand',
+  'upgradeCommand',
+  'kubesprayDir',
+  'installerImage',
+  'sshUser',
+  'sshPort',
+  'sshKey',
+  'allowSiteCommands',
+  'packageMirrors',
+  'fromStatus',
+];
 
 /**
  * `bpa plan [PATH]`: what would change and why. Exit 0 no changes, 2 changes, 1 errors. It
@@ -38,31 +66,7 @@ export function registerPlan(
         .default('text'),
     )
     .option('--out <dir>', "write each cluster's hosts.ini to DIR/<cluster>/hosts.ini");
-  const config = addConfigOptions(cmd, [
-    'stateDir',
-    'flavour',
-    'prune',
-    'inventoryDir',
-    'kubeconfig',
-    'namespaces',
-    'leases',
-    'ipOrder',
-    'maxParallelHosts',
-    'installerMode',
-    'installerCommand',
-    'scaleCommand',
-    'addonCommand',
-    'removeCommand',
-    'upgradeCommand',
-    'kubesprayDir',
-    'installerImage',
-    'sshUser',
-    'sshPort',
-    'sshKey',
-    'allowSiteCommands',
-    'packageMirrors',
-    'fromStatus',
-  ]);
+  const config = addConfigOptions(cmd, PLAN_OPTIONS);
   cmd.action(async (path: string, opts: Record<string, unknown>) => {
     const run = createRun({
       site: { kind: 'path', path },
