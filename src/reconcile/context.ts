@@ -97,7 +97,7 @@ export interface RunContext extends Readonly<Omit<RunOptions, 'now'>> {
   /** bpa's SSH key and connections, opened when first needed and closed when the run ends. */
   ssh?: SshSession;
   /** The world was read from the site's status/ (bpa plan --from-status), not observed. */
-  fromStatus?: { observedAt: string; controller: PlanningSettings };
+  fromStatus?: { observedAt: string; controller?: PlanningSettings };
 
   // plan
   plan?: Plan;

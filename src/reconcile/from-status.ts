@@ -22,7 +22,8 @@ import { appliedFromReports } from './rebuild.js';
 export interface StatusWorld {
   observations: Observations;
   facts: FactsMap;
-  controller: PlanningSettings;
+  /** How the controller plans; absent in a file without it: the command's own settings then. */
+  controller?: PlanningSettings;
   /** When the controller made this observation (ISO time). */
   observedAt: string;
 }
@@ -111,7 +112,7 @@ export async function readStatusWorld(siteDir: string, model: SiteModel): Promis
       inventory: `${hosts.length} BareMetalHosts from ${INVENTORY_REPORT} (${doc.status.inventory})`,
     },
     facts,
-    controller: doc.status.controller,
+    ...(doc.status.controller ? { controller: doc.status.controller } : {}),
     observedAt: doc.status.observedAt,
   };
 }
