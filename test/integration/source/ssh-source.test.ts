@@ -157,6 +157,36 @@ describe('a site repository over SSH (real sshd, git-shell)', function () {
     assert.deepEqual(log[0]?.parents, [theirs]);
   });
 
+  it('a push that loses a race is re-created on the new head, keeping the other commit', async () => {
+    const src = source(sshd.url(bare));
+    const { siteDir } = await src.sync();
+    // Once, while bpa's push is being received, someone else's commit lands on main first.
+    const marker = join(tmp, `raced-${repo}`);
+    const hook = join(bare, 'hooks', 'pre-receive');
+    await writeFile(
+      hook,
+      `#!/bin/sh
+[ -e ${marker} ] && exit 0
+touch ${marker}
+unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
+export GIT_AUTHOR_NAME=P GIT_AUTHOR_EMAIL=p@x GIT_COMMITTER_NAME=P GIT_COMMITTER_EMAIL=p@x
+parent=$(git rev-parse refs/heads/main)
+c=$(echo theirs | git commit-tree "$parent^{tree}" -p "$parent")
+git update-ref refs/heads/main "$c" "$parent"
+`,
+      { mode: 0o755 },
+    );
+    const commit = await src.publish(
+      siteDir,
+      new Map([['status/site.yaml', 'kind: SiteStatus\n']]),
+      'bpa: raced',
+    );
+    const log = await git.log(repo, 'main');
+    assert.equal(log[0]?.sha, commit);
+    assert.equal(log[1]?.subject, 'theirs', "the other commit is kept, under bpa's");
+    assert.equal(await git.readFile(repo, 'main', 'site/status/site.yaml'), 'kind: SiteStatus\n');
+  });
+
   it('a status branch: created as an orphan holding only the reports, read back from it', async () => {
     const src = source(sshd.url(bare), { statusBranch: 'bpa-status' });
     const { siteDir } = await src.sync();
