@@ -94,6 +94,26 @@ export function formatPlanMarkdown(plan: Plan, opts: MarkdownOptions = {}): stri
   return [...head, ...body, ...tail].join('\n') + '\n';
 }
 
+/** No plan (the site does not validate): the comment lists the problems, within the limit. */
+export function formatProblemsMarkdown(
+  problems: readonly Problem[],
+  opts: Omit<MarkdownOptions, 'problems'> = {},
+): string {
+  const limit = opts.limit ?? COMMENT_LIMIT;
+  const errors = problems.filter((p) => p.severity === 'error').length;
+  const head = [
+    COMMENT_MARKER,
+    `### bpa plan${opts.site ? ` for \`${code(opts.site)}\`` : ''}: no plan, the site has ${pluralize(errors, 'error')}`,
+    '',
+  ];
+  const budget = new Budget(limit - length(head) - 200);
+  const body = budget.take(
+    problemLines(problems),
+    (n) => `_… ${pluralize(n, 'more problem')} not shown_`,
+  );
+  return [...head, ...body].join('\n') + '\n';
+}
+
 /** Lines are taken while they fit; then one line says how many were left out. */
 class Budget {
   exhausted = false;

@@ -12,7 +12,7 @@ import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
 import type { OptionName } from '../../config/options.js';
 import { formatPlan } from '../output/plan.js';
-import { formatPlanMarkdown } from '../../report/markdown.js';
+import { formatPlanMarkdown, formatProblemsMarkdown } from '../../report/markdown.js';
 import { displayPath, formatText, problemsJson } from '../output/problems.js';
 
 /** The settings `bpa plan` (and `bpa diff`) take. */
@@ -82,8 +82,12 @@ export function registerPlan(
     const offline = run.fromStatus
       ? `Planned offline against ${STATUS_DIR}/: the inventory and applied state bpa serve ${observedAge(run.fromStatus.observedAt, now())}.`
       : undefined;
-    if (opts['output'] === 'markdown' && plan) {
-      io.out(formatPlanMarkdown(plan, { observed: offline, problems, site: path }));
+    if (opts['output'] === 'markdown') {
+      io.out(
+        plan
+          ? formatPlanMarkdown(plan, { observed: offline, problems, site: path })
+          : formatProblemsMarkdown(problems, { site: path }),
+      );
     } else if (opts['output'] === 'json') {
       io.out(
         JSON.stringify(

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import type { ClusterPlan, Plan, PlannedNode } from '../../../src/plan/index.js';
-import { COMMENT_LIMIT, COMMENT_MARKER, formatPlanMarkdown } from '../../../src/report/markdown.js';
+import {
+  COMMENT_LIMIT,
+  COMMENT_MARKER,
+  formatPlanMarkdown,
+  formatProblemsMarkdown,
+} from '../../../src/report/markdown.js';
 import { error, warning } from '../../../src/util/problem.js';
 
 const HASH = 'a'.repeat(64);
@@ -151,6 +156,17 @@ describe('bpa plan -o markdown', () => {
     });
     assert.match(withError, /- ❌ `NODE_UNPLACED`: cluster east: worker-2 cannot be placed/);
     assert.doesNotMatch(withError, /Bpa-Approved-Plan/);
+  });
+
+  it('no plan (an invalid site): the problems, with the marker', () => {
+    const md = formatProblemsMarkdown(
+      [error('SCHEMA', 'spec.masters: required', { file: 'site/p.yaml', line: 4 })],
+      { site: 'site' },
+    );
+    assert.equal(
+      md,
+      '<!-- bpa-plan -->\n### bpa plan for `site`: no plan, the site has 1 error\n\n**1 error, 0 warnings**\n\n- ❌ `SCHEMA` (`site/p.yaml:4`): spec.masters: required\n\n',
+    );
   });
 
   it('names from the site cannot break a table, open a tag or forge a line', () => {
