@@ -7,13 +7,16 @@ export interface CommitReader {
   read(oid: string): Promise<{ message: string; parent?: string }>;
   /** The digest of the site's input at a commit (throws when its objects are not here). */
   digest(oid: string): Promise<string>;
+  /** Fetches more history below the revision (a shallow copy), once, when a parent is missing. */
+  deepen?(): Promise<void>;
 }
 
 /**
  * The commit that brought the site's input of `revision`: the revision itself when it carries
  * a Bpa-Approved-Plan trailer (an empty commit approving a new plan), else, going down first
  * parents, the last commit with the same input (commits of status/ only, or outside the site,
- * are passed over). A parent that is not in the local copy (a shallow fetch) ends the walk.
+ * are passed over). A parent that is not in the local copy (a shallow fetch) is fetched once
+ * when the source can deepen its copy; otherwise it ends the walk.
  */
 export async function commitBringingInput(
   revision: string,
@@ -22,8 +25,14 @@ export async function commitBringingInput(
   const digest = await reader.digest(revision);
   let oid = revision;
   let { message, parent } = await reader.read(oid);
+  let deepened = false;
   for (let depth = 0; depth < MAX_DEPTH && parent && !hasTrailer(message); depth++) {
-    const parentDigest = await reader.digest(parent).catch(() => undefined);
+    let parentDigest = await reader.digest(parent).catch(() => undefined);
+    if (parentDigest === undefined && reader.deepen && !deepened) {
+      deepened = true;
+      await reader.deepen();
+      parentDigest = await reader.digest(parent).catch(() => undefined);
+    }
     if (parentDigest !== digest) break;
     oid = parent;
     ({ message, parent } = await reader.read(oid));

@@ -24,6 +24,8 @@ export interface SshGitSourceOptions {
 const FETCHED = 'refs/bpa/fetched';
 const PUSH_BASE = 'refs/bpa/push-base';
 const STATUS = 'refs/bpa/status';
+/** Commits fetched below the revision when looking for the one that brought its input. */
+const DEEPEN = 50;
 
 /**
  * A branch (tag, commit) of a site repository over SSH, with the system `git` (see
@@ -165,6 +167,12 @@ export class SshGitSource implements SiteSource {
         return { message: commit.message, parent: commit.parent[0] };
       },
       digest: (oid) => inputDigest(this.dir, oid, this.sitePath),
+      deepen: async () => {
+        await this.git(
+          ['fetch', '--quiet', '--no-tags', `--deepen=${DEEPEN}`, 'origin', this.refspec()],
+          `fetching the history below ${revision.slice(0, 12)}`,
+        );
+      },
     });
   }
 

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -200,6 +202,62 @@ git update-ref refs/heads/main "$c" "$parent"
     assert.deepEqual(log[0]?.parents, []);
     const reports = await src.previousReports(siteDir);
     assert.deepEqual([...reports.keys()], ['status/site.yaml']);
+  });
+
+  it('signatures are verified over SSH as over HTTP (--verify-signatures, allowed signers)', async () => {
+    const signer = join(tmp, `signer-${repo}`);
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'ops', '-f', signer]);
+    const [type, key] = readFileSync(`${signer}.pub`, 'utf8').trim().split(' ');
+    const allowed = join(tmp, `allowed-${repo}`);
+    await writeFile(allowed, `ops@example.org ${type} ${key}\n`);
+    // A person's signed commit, pushed straight into the bare repository.
+    const work = join(tmp, `work-${repo}`);
+    const who = {
+      GIT_AUTHOR_NAME: 'Ops',
+      GIT_AUTHOR_EMAIL: 'ops@example.org',
+      GIT_COMMITTER_NAME: 'Ops',
+      GIT_COMMITTER_EMAIL: 'ops@example.org',
+    };
+    const run = (...args: string[]): string =>
+      execFileSync('git', args, { cwd: work, env: { ...process.env, ...who } }).toString();
+    execFileSync('git', ['clone', '-q', bare, work]);
+    await writeFile(join(work, 'site', 'signed.yaml'), '# signed\n');
+    run('add', '-A');
+    run(
+      '-c',
+      'gpg.format=ssh',
+      '-c',
+      `user.signingkey=${signer}.pub`,
+      'commit',
+      '-q',
+      '-S',
+      '-m',
+      'signed',
+    );
+    run('push', '-q', 'origin', 'HEAD:main');
+    const src = source(sshd.url(bare), { trust: { allowedSigners: allowed } });
+    const signed = await src.sync();
+    assert.equal(await src.signed(signed.revision), true);
+    await src.verify(signed.revision);
+    const unsigned = await git.commitAs(repo, { 'site/unsigned.yaml': '# no\n' }, 'unsigned');
+    await src.sync();
+    const err = await rejection(src.verify(unsigned));
+    assert.equal(err.retry, 'stalled');
+    // Approval trailers are read the same way: a commit of status/ only passes to the one below.
+    const approving = await git.commitAs(
+      repo,
+      {},
+      'approve\n\nBpa-Approved-Plan: ' + 'a'.repeat(64) + '\n',
+    );
+    const status = await git.commitAs(
+      repo,
+      { 'site/status/site.yaml': 'kind: SiteStatus\n' },
+      'bpa: status',
+    );
+    await src.sync();
+    const found = await src.inputCommit(status);
+    assert.equal(found?.commit, approving);
+    assert.match(found?.message ?? '', /^Bpa-Approved-Plan: a{64}$/m);
   });
 
   it('a full reconcile over SSH commits its reports (status/inventory.yaml included)', async () => {
