@@ -135,6 +135,22 @@ describe('--require-approved-plan: only the reviewed plan is applied', function 
     assert.equal((await siteStatus()).status.phase, 'Ready');
   });
 
+  it('an approval below a status-only commit bpa never fetched is found (the shallow cache is deepened)', async () => {
+    const first = await reconcile('startup');
+    assert.equal(first.result, 'blocked');
+    const reviewed = await reviewedPlan({ workers: 0, jq: '1.6-2.1ubuntu3' });
+    // Between two polls: the approval, then a commit that touches only status/.
+    const approval = await git.commitAs(
+      repo,
+      {},
+      `Approve\n\nBpa-Approved-Plan: ${reviewed.hash}\n`,
+    );
+    await git.commitAs(repo, { 'site/status/note.yaml': 'by: a person\n' }, 'a status-only commit');
+    const r = await reconcile();
+    assert.equal(r.result, 'applied', JSON.stringify(r.error));
+    assert.ok(approval);
+  });
+
   it('a stale trailer (the plan changed since review) and a forged one block as PlanChanged; a malformed one as PlanNotApproved', async () => {
     // Approve and apply v1 first.
     await reconcile('startup');
