@@ -1,6 +1,6 @@
 /**
  * Exit codes shared by every command (terraform's -detailed-exitcode, sysexits' EX_USAGE):
- * 0 success, 1 any error, 2 changes (`bpa plan` only), 64 a wrong command line.
+ * 0 success, 1 any error, 2 changes (`bpa plan`, `bpa diff`), 64 a wrong command line.
  */
 export const EXIT = { ok: 0, failed: 1, changes: 2, usage: 64 } as const;
 

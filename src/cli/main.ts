@@ -4,6 +4,7 @@ import { sanitize } from '../util/redact.js';
 import { printable } from '../util/printable.js';
 import { EXIT, type Io } from './io.js';
 import { registerApply } from './apply/index.js';
+import { registerDiff } from './diff/index.js';
 import { registerPlan } from './plan/index.js';
 import { registerServe } from './serve/index.js';
 import { registerValidate } from './validate/index.js';
@@ -46,6 +47,7 @@ export async function main(
   });
   registerValidate(program, commandIo, env);
   registerPlan(program, commandIo, env, now);
+  registerDiff(program, commandIo, env, now);
   registerApply(program, commandIo, env, now);
   registerServe(program, commandIo, env);
   try {

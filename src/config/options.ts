@@ -292,7 +292,8 @@ export const OPTIONS = {
     env: 'BPA_REPO_URL',
     default: '',
     kind: 'string',
-    description: 'site repository to follow, over HTTP(S)',
+    description:
+      'site repository to follow: https://…, or over SSH ssh://git@host[:port]/path.git or git@host:path.git (with --git-ssh-key and --git-known-hosts)',
   } as OptionSpec<string>,
   ref: {
     flag: '--ref <ref>',
@@ -337,6 +338,22 @@ export const OPTIONS = {
     kind: 'string',
     description:
       'file holding the token or password for the repository (BPA_GIT_TOKEN works too; never logged)',
+  } as OptionSpec<string>,
+  gitSshKey: {
+    flag: '--git-ssh-key <file>',
+    env: 'BPA_GIT_SSH_KEY',
+    default: '',
+    kind: 'string',
+    description:
+      'deploy key (a private key file, mode 600) for a repository over SSH; in the cluster, a Secret mounted as a file',
+  } as OptionSpec<string>,
+  gitKnownHosts: {
+    flag: '--git-known-hosts <file>',
+    env: 'BPA_GIT_KNOWN_HOSTS',
+    default: '',
+    kind: 'string',
+    description:
+      "known_hosts file with the SSH repository server's host key; an unknown or changed host key is refused",
   } as OptionSpec<string>,
   interval: {
     flag: '--interval <duration>',
@@ -431,6 +448,42 @@ export const OPTIONS = {
     pattern: { re: /^(?:[0-9a-f]{6,64})?$/, text: '6 to 64 lowercase hex digits of a plan hash' },
     description: 'apply only if the current plan has this hash (or a prefix of it)',
   } as OptionSpec<string>,
+  fromStatus: {
+    flag: '--from-status',
+    env: 'BPA_FROM_STATUS',
+    default: false,
+    kind: 'boolean',
+    description:
+      "plan against the site's status/ (the inventory and applied state bpa serve last reported) instead of observing; the default when the site has status/inventory.yaml and no inventory or lease source is given (BPA_FROM_STATUS=false: never)",
+  } as OptionSpec<boolean>,
+  requireApprovedPlan: {
+    flag: '--require-approved-plan',
+    env: 'BPA_REQUIRE_APPROVED_PLAN',
+    default: false,
+    kind: 'boolean',
+    description:
+      'apply a revision only when its commit carries the trailer Bpa-Approved-Plan: <hash> of the plan bpa computes for it (bpa plan -o markdown prints it); otherwise report Blocked',
+  } as OptionSpec<boolean>,
+  approvalExempt: {
+    flag: '--approval-exempt <kinds>',
+    env: 'BPA_APPROVAL_EXEMPT',
+    default: ['fix-drift'],
+    kind: 'list',
+    // The action kinds of plan/types.ts ACTION_ORDER (config sits below plan).
+    choices: [
+      'provision-cluster',
+      'upgrade-cluster',
+      'add-nodes',
+      'remove-nodes',
+      'install-plugins',
+      'install-packages',
+      'upgrade-packages',
+      'remove-packages',
+      'fix-drift',
+    ],
+    description:
+      'with --require-approved-plan, the actions applied without an approved plan when a plan has only these (comma-separated; empty: none)',
+  } as OptionSpec<string[]>,
   logLevel: {
     flag: '--log-level <level>',
     env: 'BPA_LOG_LEVEL',

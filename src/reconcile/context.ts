@@ -5,12 +5,14 @@ import type { LoadedSite } from '../load/index.js';
 import type { FactsMap } from '../observe/facts.js';
 import type { Observations } from '../observe/index.js';
 import type { Plan } from '../plan/index.js';
+import type { PlanningSettings } from '../report/inventory.js';
 import type { SiteSource } from '../source/site-source.js';
 import type { SshSession } from '../ssh/session.js';
 import type { StateLock } from '../state/lock.js';
 import type { Logger } from '../util/log.js';
 import type { Problem } from '../util/problem.js';
 import type { SiteModel } from '../validate/model.js';
+import type { ApprovalBlock } from './approval.js';
 import type { SourceState } from './source-state.js';
 import type { Trigger } from './summary.js';
 
@@ -36,6 +38,11 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Live installer output lines. */
   onLine?: (line: string) => void;
+  /**
+   * `bpa plan`, `bpa diff`: the site directory whose status/ gives the world to plan against,
+   * when not the site's own (two revisions planned against the same observation).
+   */
+  statusFrom?: string;
   /** Called once the plan is made, before anything is applied (to show it). */
   onPlan?: (ctx: RunContext) => void;
   /** The outside world (nodes, installer, publishing) instead of what the settings name: tests. */
@@ -89,6 +96,8 @@ export interface RunContext extends Readonly<Omit<RunOptions, 'now'>> {
   facts?: FactsMap;
   /** bpa's SSH key and connections, opened when first needed and closed when the run ends. */
   ssh?: SshSession;
+  /** The world was read from the site's status/ (bpa plan --from-status), not observed. */
+  fromStatus?: { observedAt: string; controller?: PlanningSettings };
 
   // plan
   plan?: Plan;
@@ -96,6 +105,8 @@ export interface RunContext extends Readonly<Omit<RunOptions, 'now'>> {
   problems: Problem[];
 
   // apply
+  /** Nothing applied: the plan is not the one approved (serve --require-approved-plan). */
+  approval?: ApprovalBlock;
   result?: ApplyResult;
   /** The facts with the nodes the apply worked on read again: what a report shows. */
   factsAfter?: FactsMap;

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Config } from '../config/options.js';
 import type { GitAuth } from '../source/git.js';
 import { StalledError } from '../util/errors.js';
@@ -6,6 +7,8 @@ import { siteDigest } from '../load/digest.js';
 import { DEFAULT_LIMITS } from '../load/limits.js';
 import { readSite } from '../load/read-site.js';
 import { GitSource } from '../source/git-source.js';
+import { SshGitSource } from '../source/ssh-git-source.js';
+import { isSshUrl } from '../source/ssh-url.js';
 import { LocalSource } from '../source/local-source.js';
 import type { SiteSource } from '../source/site-source.js';
 
@@ -39,6 +42,7 @@ export async function sourceFor(
           allowedSigners: cfg.allowedSigners || undefined,
         }
       : undefined;
+    if (isSshUrl(cfg.repoUrl)) return sshSource(cfg, trust);
     return new GitSource({
       url: cfg.repoUrl,
       ref: cfg.ref,
@@ -54,6 +58,33 @@ export async function sourceFor(
     'NO_SOURCE',
     'no site: give --repo URL (with --ref and --path), or a directory',
   );
+}
+
+/** A repository over SSH: a deploy key and the server's host key are required, never guessed. */
+function sshSource(
+  cfg: Config,
+  trust: { openpgpKeys?: string; allowedSigners?: string } | undefined,
+): SshGitSource {
+  const missing = [
+    ...(cfg.gitSshKey ? [] : ['--git-ssh-key (BPA_GIT_SSH_KEY): the deploy key']),
+    ...(cfg.gitKnownHosts
+      ? []
+      : ["--git-known-hosts (BPA_GIT_KNOWN_HOSTS): a known_hosts file with the server's host key"]),
+  ];
+  if (missing.length)
+    throw new StalledError(
+      'CONFIG_INVALID',
+      `the repository ${cfg.repoUrl} is reached over SSH, which needs ${missing.join(' and ')}`,
+    );
+  return new SshGitSource({
+    url: cfg.repoUrl,
+    ref: cfg.ref,
+    path: cfg.path,
+    stateDir: cfg.stateDir,
+    access: { key: resolve(cfg.gitSshKey), knownHosts: resolve(cfg.gitKnownHosts) },
+    statusBranch: cfg.statusBranch || undefined,
+    trust,
+  });
 }
 
 /**

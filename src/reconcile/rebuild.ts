@@ -2,14 +2,14 @@ import type { ClusterStatusDoc } from '../report/status.js';
 import type { AppliedCluster } from '../state/applied.js';
 import type { StateStore } from '../state/store.js';
 import type { Logger } from '../util/log.js';
-import type { SiteModel } from '../validate/model.js';
+import type { PackageSpec, SiteModel } from '../validate/model.js';
 
 /**
  * The applied state as the repository's reports describe it, for a state directory that was
  * lost (a new volume): nodes, hosts, addresses, plugins, the Kubernetes version and the pod
  * network come from `status/<cluster>.yaml`;
- * the managed packages are taken as the site lists them now, and the next observation of the
- * nodes (fix-drift) corrects any difference. Clusters whose report shows no node are left out.
+ * the managed packages too, or, from a report without them, as the site lists them now (the
+ * next observation of the nodes, fix-drift, corrects any difference). Clusters whose report shows no node are left out.
  */
 export function appliedFromReports(
   reports: ReadonlyMap<string, unknown>,
@@ -42,9 +42,10 @@ export function appliedFromReports(
       ...(typeof r.status.podSubnet === 'string' || r.status.podSubnet === null
         ? { podSubnet: r.status.podSubnet }
         : {}),
+      // Reports of an older bpa carry no software: the site's lists stand in for it.
       packages: {
-        master: [...(cluster?.masterSoftware ?? [])],
-        worker: [...(cluster?.workerSoftware ?? [])],
+        master: softwareOf(r.status.software?.master) ?? [...(cluster?.masterSoftware ?? [])],
+        worker: softwareOf(r.status.software?.worker) ?? [...(cluster?.workerSoftware ?? [])],
       },
     });
   }
@@ -76,4 +77,16 @@ export async function rebuildState(
       'state directory was empty: applied state rebuilt from the status reports',
     );
   return rebuilt.map((c) => c.cluster);
+}
+
+function softwareOf(list: unknown): PackageSpec[] | undefined {
+  if (!Array.isArray(list)) return undefined;
+  return list
+    .filter(
+      (p): p is PackageSpec =>
+        typeof p === 'object' && p !== null && typeof (p as PackageSpec).name === 'string',
+    )
+    .map((p) =>
+      typeof p.version === 'string' ? { name: p.name, version: p.version } : { name: p.name },
+    );
 }

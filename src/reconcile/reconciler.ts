@@ -156,6 +156,13 @@ export class Reconciler {
         },
       };
     }
+    if (ctx.approval) {
+      return {
+        result: 'blocked',
+        ...base,
+        error: { code: ctx.approval.code, message: ctx.approval.message, retry: 'stalled' },
+      };
+    }
     if (!ctx.result) {
       const n = ctx.problems.filter((p) => p.severity === 'error').length;
       return {

@@ -1,3 +1,5 @@
+import type { IpSource } from '../observe/inventory/ip.js';
+import { INVENTORY_REPORT, buildInventoryReport } from '../report/inventory.js';
 import { buildReports } from '../report/status.js';
 import { StateStore } from '../state/store.js';
 import { BpaError, messageOf } from '../util/errors.js';
@@ -47,24 +49,49 @@ async function writeReports(
     ? 'rejected'
     : ctx.failure
       ? 'failed'
-      : run?.result?.ok === false
-        ? 'failed'
-        : 'applied';
+      : run?.approval
+        ? 'blocked'
+        : run?.result?.ok === false
+          ? 'failed'
+          : 'applied';
   state.attempted = { revision, digest, at, result };
   if (run?.result?.ok && !hasErrors(run.problems)) state.applied = { revision, digest, at };
-  if (run?.result) state.lastFullAt = at;
+  // A blocked plan was a full look too: it is looked at again at the next resync or revision.
+  if (run?.result || run?.approval) state.lastFullAt = at;
+  const previous = await source.previousReports(siteDir);
   const reports = buildReports({
     revision,
     appliedRevision: state.applied?.revision,
     model: run?.model,
     rejected,
     plan: run?.plan,
+    approval: run?.approval,
     result: run?.result,
     applied: await new StateStore(ctx.operator.stateDir).readApplied(),
     facts: run?.factsAfter ?? run?.facts,
-    previous: await source.previousReports(siteDir),
+    previous,
     now: at,
   });
+  // The world the plan was made against, for plans made offline (bpa plan --from-status).
+  if (run?.observations && run.config) {
+    reports.set(
+      INVENTORY_REPORT,
+      buildInventoryReport({
+        site: run.model?.site?.name ?? 'site',
+        hosts: run.observations.hosts,
+        leases: run.observations.leases,
+        controller: {
+          flavour: run.config.flavour,
+          prune: run.config.prune,
+          ipOrder: run.config.ipOrder as IpSource[],
+          ...(run.plan?.settings ? { settings: run.plan.settings } : {}),
+        },
+        inventory: run.observations.inventory,
+        previous: previous.get(INVENTORY_REPORT),
+        now: at,
+      }),
+    );
+  }
   const message = `bpa: ${commitSummary(result, run, ctx.failure)} @ ${revision.replace(/^sha256:/, '').slice(0, 7)}\n\nBpa-Source: ${revision}\nBpa-Plan: ${run?.plan?.hash ?? 'none'}\n`;
   const commit = await source.publish(siteDir, reports, message);
   if (commit) ctx.log.info({ commit }, 'status committed');
@@ -74,6 +101,7 @@ async function writeReports(
 
 function commitSummary(result: string, run: RunContext | undefined, failure: unknown): string {
   if (failure) return `reconcile failed (${failure instanceof BpaError ? failure.code : 'error'})`;
+  if (run?.approval) return `plan not applied (${run.approval.reason})`;
   if (result === 'rejected') {
     const n = run?.validation.filter((p) => p.severity === 'error').length ?? 0;
     return `rejected revision (${pluralize(n, 'error')})`;

@@ -23,7 +23,12 @@ export async function syncRevision(
   Object.assign(ctx, { siteDir, revision, digest });
   state.fetched = { revision, at: new Date(ctx.now()).toISOString() };
   const full = !state.lastFullAt || ctx.now() - Date.parse(state.lastFullAt) >= resyncIntervalMs;
-  const same = state.attempted?.digest === digest && state.attempted.result !== 'failed';
+  // A blocked plan is looked at again on any new commit: one that only adds an approval
+  // trailer (an empty commit) does not change the input.
+  const same =
+    state.attempted?.digest === digest &&
+    state.attempted.result !== 'failed' &&
+    !(state.attempted.result === 'blocked' && state.attempted.revision !== revision);
   // …except that a signed commit of an input rejected for its signature is checked again
   // (a person re-signed it); bpa's own status commits on top of it are never signed.
   const resigned =

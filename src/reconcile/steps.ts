@@ -150,6 +150,18 @@ async function observe(ctx: RunContext): Promise<void> {
   const root = (ctx.loaded as NonNullable<RunContext['loaded']>).root;
   const cfg = ctx.configFor(model.site?.spec);
   ctx.config = cfg;
+  if (ctx.upTo === 'plan' && ctx.site.kind === 'path') {
+    // A plan made offline (a pull request job): the world as the controller last reported it.
+    const fromStatus = await import('./from-status.js');
+    const statusDir = ctx.statusFrom ?? (ctx.siteDir as string);
+    if (await fromStatus.useStatus(cfg, statusDir)) {
+      const world = await fromStatus.readStatusWorld(statusDir, model);
+      ctx.observations = world.observations;
+      ctx.facts = world.facts;
+      ctx.fromStatus = { observedAt: world.observedAt, controller: world.controller };
+      return;
+    }
+  }
   const [{ observe: observeSite }, { observeOptions }, facts] = await Promise.all([
     import('../observe/index.js'),
     import('../observe/from-config.js'),
@@ -193,16 +205,18 @@ async function plan(ctx: RunContext): Promise<void> {
     import('../plan/index.js'),
     import('../config/execution.js'),
   ]);
+  // Planned from status/: as the controller plans, so that the hash is the one it computes.
+  const controller = ctx.fromStatus?.controller;
   ctx.plan = planSite({
     facts: ctx.facts,
     model,
     hosts: observations.hosts,
     leases: observations.leases,
     applied: observations.applied,
-    prune: cfg.prune,
-    flavour: cfg.flavour as Flavour,
-    ipOrder: cfg.ipOrder as IpSource[],
-    settings: executionSettings(cfg, model.site?.spec),
+    prune: controller?.prune ?? cfg.prune,
+    flavour: (controller?.flavour ?? cfg.flavour) as Flavour,
+    ipOrder: (controller?.ipOrder ?? cfg.ipOrder) as IpSource[],
+    settings: controller ? controller.settings : executionSettings(cfg, model.site?.spec),
   });
   // Placement problems point into the site's files: give them lines too.
   const located = locateProblems(
@@ -222,6 +236,21 @@ async function apply(ctx: RunContext): Promise<void> {
       'PLAN_HASH_MISMATCH',
       `nothing applied: the plan has changed since it was reviewed: its hash is now ${plan.hash.slice(0, 12)}, not ${cfg.planHash}; run bpa plan again and review it`,
     );
+  }
+  if (cfg.requireApprovedPlan && ctx.site.kind === 'source') {
+    // Only the plan a person reviewed is applied: anything else waits, reported as Blocked.
+    const { checkApproval } = await import('./approval.js');
+    const block = await checkApproval(
+      plan,
+      ctx.revision as string,
+      ctx.site.source,
+      cfg.approvalExempt,
+    );
+    if (block) {
+      ctx.approval = block;
+      ctx.log.warn({ code: block.code, plan: block.planHash }, block.message);
+      return;
+    }
   }
   const [{ applyPlan }, { factsAfter }, { StateStore }, { siteDigest }] = await Promise.all([
     import('../apply/engine.js'),

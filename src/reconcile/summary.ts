@@ -13,7 +13,7 @@ export interface ClusterSummary {
 }
 
 export type ReconcileResult =
-  'applied' | 'unchanged' | 'failed' | 'rejected' | 'skipped' | 'interrupted';
+  'applied' | 'unchanged' | 'failed' | 'rejected' | 'skipped' | 'interrupted' | 'blocked';
 
 export const RECONCILE_RESULTS: readonly ReconcileResult[] = [
   'applied',
@@ -22,12 +22,14 @@ export const RECONCILE_RESULTS: readonly ReconcileResult[] = [
   'rejected',
   'skipped',
   'interrupted',
+  'blocked',
 ];
 
 export interface ReconcileSummary {
   /**
    * skipped: nothing new (a status-only commit, the same input digest, already applied);
-   * interrupted: bpa stopped during the apply, which the next start resumes (nothing reported).
+   * interrupted: bpa stopped during the apply, which the next start resumes (nothing reported);
+   * blocked: the plan is not the approved one (--require-approved-plan): nothing applied.
    */
   result: ReconcileResult;
   /** Source revision (git sha) applied or attempted. */

@@ -49,6 +49,14 @@ export interface ClusterStatusDoc {
       packages?: Record<string, string | null>;
     }>;
     plugins: string[];
+    /**
+     * The packages bpa manages on each role, as last applied (names and pins): with the nodes,
+     * the applied state a plan made offline (`bpa plan --from-status`) starts from.
+     */
+    software?: {
+      master: Array<{ name: string; version?: string }>;
+      worker: Array<{ name: string; version?: string }>;
+    };
     /** The Kubernetes version bpa installed or upgraded the cluster to, when the site set one. */
     kubernetesVersion?: string;
     /** The pod network the cluster was provisioned with; null: the installer's default. */
@@ -68,8 +76,32 @@ export interface SiteStatusDoc {
     conditions: Condition[];
     source: { revision?: string; appliedRevision?: string };
     clusters: Array<{ name: string; phase: Phase }>;
+    /** The plan that waits for approval (--require-approved-plan), so a person can review it. */
+    approval?: {
+      reason: ApprovalBlock['reason'];
+      planHash: string;
+      approvedPlanHash?: string;
+      commit?: string;
+      trailer: string;
+      pending: ApprovalBlock['pending'];
+    };
     errors?: Array<{ code: string; message: string; file?: string; line?: number }>;
   };
+}
+
+/** Why a revision's plan was not applied under --require-approved-plan. */
+export interface ApprovalBlock {
+  reason: 'PlanNotApproved' | 'PlanChanged';
+  code: 'PLAN_NOT_APPROVED' | 'PLAN_CHANGED';
+  message: string;
+  /** The plan bpa computed for the revision. */
+  planHash: string;
+  /** The hash the trailer names, when there is one. */
+  approvedPlanHash?: string;
+  /** The commit whose message was read. */
+  commit?: string;
+  /** The actions that wait for approval, per cluster. */
+  pending: Array<{ cluster: string; action: string; nodes: string[]; reason: string }>;
 }
 
 export interface ReportInput {
@@ -81,6 +113,8 @@ export interface ReportInput {
   /** Errors that rejected the revision (validation), with file and line. */
   rejected?: Problem[];
   plan?: Plan;
+  /** The plan was not applied: it is not the approved one (--require-approved-plan). */
+  approval?: ApprovalBlock;
   result?: ApplyResult;
   applied: AppliedState;
   facts?: FactsMap;
@@ -138,10 +172,15 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
   let phase: Phase;
   let reason: string;
   let message: string;
+  const waiting = input.approval?.pending.filter((p) => p.cluster === name) ?? [];
   if (planProblems.length) {
     phase = 'Blocked';
     reason = planProblems[0]?.code ?? 'Blocked';
     message = planProblems.map((p) => p.message).join('; ');
+  } else if (input.approval && waiting.length) {
+    phase = 'Blocked';
+    reason = input.approval.reason;
+    message = `${waiting.map((w) => w.action).join(', ')} ${waiting.length === 1 ? 'waits' : 'wait'} for an approved plan: ${input.approval.message}`;
   } else if (outcome?.result === 'failed') {
     const failed = outcome.actions.find((a) => a.result === 'failed');
     phase = applied ? 'Degraded' : 'Failed';
@@ -196,6 +235,14 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
       },
       nodes,
       plugins: [...(applied?.plugins ?? [])],
+      ...(applied
+        ? {
+            software: {
+              master: applied.packages.master.map((p) => ({ ...p })),
+              worker: applied.packages.worker.map((p) => ({ ...p })),
+            },
+          }
+        : {}),
       ...(applied?.kubernetesVersion ? { kubernetesVersion: applied.kubernetesVersion } : {}),
       ...(applied?.podSubnet !== undefined ? { podSubnet: applied.podSubnet } : {}),
       ...lastOperation(outcome, prev),
@@ -248,6 +295,10 @@ function siteStatus(
     phase = 'Rejected';
     reason = 'InvalidRevision';
     message = `revision ${short(input.revision)} has ${pluralize(rejected.length, 'error')}; the last good revision ${short(input.appliedRevision)} stays applied`;
+  } else if (input.approval) {
+    phase = 'Blocked';
+    reason = input.approval.reason;
+    message = input.approval.message;
   } else {
     const worst = (['Failed', 'Blocked', 'Degraded', 'Provisioning'] as Phase[]).find((p) =>
       clusters.some((c) => c.phase === p),
@@ -269,8 +320,20 @@ function siteStatus(
       conditions: conditionsFor(phase, reason, message, prev?.status.conditions, input.now),
       source: { revision: input.revision, appliedRevision: input.appliedRevision },
       clusters,
+      ...(input.approval && !rejected.length ? { approval: approvalEntry(input.approval) } : {}),
       ...(rejected.length ? { errors: rejected.map(errorEntry) } : {}),
     },
+  };
+}
+
+function approvalEntry(a: ApprovalBlock): NonNullable<SiteStatusDoc['status']['approval']> {
+  return {
+    reason: a.reason,
+    planHash: a.planHash,
+    ...(a.approvedPlanHash ? { approvedPlanHash: a.approvedPlanHash } : {}),
+    ...(a.commit ? { commit: a.commit } : {}),
+    trailer: `Bpa-Approved-Plan: ${a.planHash}`,
+    pending: a.pending.map((p) => ({ ...p, nodes: [...p.nodes], reason: safe(p.reason) })),
   };
 }
 

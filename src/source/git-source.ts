@@ -17,6 +17,9 @@ export interface GitSourceOptions {
   author?: { name: string; email: string };
 }
 
+/** Commits fetched below a revision when looking for the one that brought its input. */
+const DEEPEN = 50;
+
 /** A branch (tag, commit) of a site repository over HTTP(S); reports are committed and pushed. */
 export class GitSource implements SiteSource {
   private readonly dir: string;
@@ -67,6 +70,33 @@ export class GitSource implements SiteSource {
     const [{ default: git }, fs] = await Promise.all([import('isomorphic-git'), import('node:fs')]);
     const { commit } = await git.readCommit({ fs, dir: this.dir, oid: revision });
     return Boolean(commit.gpgsig);
+  }
+
+  async inputCommit(revision: string): Promise<{ commit: string; message: string } | undefined> {
+    const [{ default: git }, fs, { inputDigest }, { commitBringingInput }] = await Promise.all([
+      import('isomorphic-git'),
+      import('node:fs'),
+      import('./git.js'),
+      import('./input-commit.js'),
+    ]);
+    return commitBringingInput(revision, {
+      read: async (oid) => {
+        const { commit } = await git.readCommit({ fs, dir: this.dir, oid });
+        return { message: commit.message, parent: commit.parent[0] };
+      },
+      digest: (oid) => inputDigest(this.dir, oid, this.sitePath),
+      // The cache is shallow: the history below the revision is fetched once, when needed.
+      deepen: async () => {
+        const [{ fetchWhole }, { httpClient }, { remoteFor }] = await Promise.all([
+          import('./transport.js'),
+          import('./http-client.js'),
+          import('./remote.js'),
+        ]);
+        const repo = this.repo();
+        const link = { remote: remoteFor(repo.url, repo.auth), http: httpClient(undefined) };
+        await fetchWhole(link, this.dir, revision, DEEPEN);
+      },
+    });
   }
 
   async verify(revision: string): Promise<void> {

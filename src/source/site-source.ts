@@ -13,6 +13,13 @@ export interface SiteSource {
   verify?(revision: string): Promise<void>;
   /** Whether the revision carries a signature at all (bpa's own status commits do not). */
   signed?(revision: string): Promise<boolean>;
+  /**
+   * The commit that brought the site's input of `revision`, with its message (for its
+   * trailers): `revision` itself when it carries a Bpa-Approved-Plan trailer or changed the
+   * input, else the first commit below it that did (a commit of status/ only, or outside the
+   * site, inherits). Undefined when the source has no commits (a directory).
+   */
+  inputCommit?(revision: string): Promise<{ commit: string; message: string } | undefined>;
   /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
   previousReports(siteDir: string): Promise<Map<string, unknown>>;
   /** Writes the reports (site-relative paths); returns a commit id when one was made. */

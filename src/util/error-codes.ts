@@ -77,6 +77,27 @@ export const RUNTIME_CODES = {
     summary: 'the site has errors, so nothing was applied',
     fix: 'run `bpa validate` on the site and fix every error it lists',
   },
+  STATUS_INVENTORY_MISSING: {
+    retry: 'stalled',
+    area: cli,
+    summary:
+      'bpa plan --from-status found no status/inventory.yaml in the site: bpa serve writes it on a full reconcile',
+    fix: 'wait for the controller to report (or check that the site path is the one bpa serve follows), or plan without --from-status',
+  },
+  PLAN_NOT_APPROVED: {
+    retry: 'stalled',
+    area: rec,
+    summary:
+      'serve --require-approved-plan: the commit that brought the revision carries no Bpa-Approved-Plan trailer, and the plan changes something; nothing was applied',
+    fix: 'review the plan (site.yaml shows it, bpa plan -o markdown prints it with the trailer), then push a commit whose message ends with the trailer line',
+  },
+  PLAN_CHANGED: {
+    retry: 'stalled',
+    area: rec,
+    summary:
+      'serve --require-approved-plan: the revision carries a Bpa-Approved-Plan trailer, but the plan bpa computes now has another hash (the world or the site changed since the review); nothing was applied',
+    fix: 'review the current plan in status/site.yaml (or bpa plan), then push a commit carrying its hash in the trailer',
+  },
   PLAN_HASH_MISMATCH: {
     retry: 'stalled',
     area: cli,
@@ -138,8 +159,9 @@ export const RUNTIME_CODES = {
   GIT_AUTH: {
     retry: 'stalled',
     area: git,
-    summary: 'the git server refused the credentials (HTTP 401 or 403)',
-    fix: 'check --git-username and the token; the token needs read access, and write access for status commits',
+    summary:
+      'the git server refused the credentials (HTTP 401 or 403), or, over SSH, the deploy key',
+    fix: 'check --git-username and the token (or, over SSH, that the deploy key is registered); read access is needed, and write access for status commits',
   },
   GIT_REPO_NOT_FOUND: {
     retry: 'stalled',
@@ -158,6 +180,20 @@ export const RUNTIME_CODES = {
     area: git,
     summary: 'the site directory given with --path does not exist at this revision',
     fix: 'check --path, or push a revision that has it',
+  },
+  GIT_HOST_KEY: {
+    retry: 'stalled',
+    area: git,
+    summary:
+      "an SSH repository's server presented a host key that is not in --git-known-hosts (unknown, or changed): bpa never accepts a host key it does not know",
+    fix: 'check the server; if its key really changed, put the new key in the known_hosts file (ssh-keyscan, compared with what the git host publishes)',
+  },
+  GIT_SSH_KEY: {
+    retry: 'stalled',
+    area: git,
+    summary:
+      'the deploy key for an SSH repository cannot be used: missing, unreadable, not a private key, or readable by others',
+    fix: 'give a private key file readable only by bpa (chmod 600) with --git-ssh-key, or mount the Secret with defaultMode 0400',
   },
   GIT_UNAVAILABLE: {
     retry: 'transient',

@@ -87,6 +87,10 @@ export function registerApply(
     'verifySignatures',
     'trustedKeys',
     'allowedSigners',
+    'requireApprovedPlan',
+    'approvalExempt',
+    'gitSshKey',
+    'gitKnownHosts',
   ]);
   reconcile.action((path: string | undefined, opts: Record<string, unknown>) => {
     if (!opts['once'])

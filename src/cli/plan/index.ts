@@ -2,14 +2,45 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { createRun } from '../../reconcile/context.js';
+import { observedAge } from '../../reconcile/from-status.js';
+import { STATUS_DIR } from '../../source/site-path.js';
 import { runSteps } from '../../reconcile/steps.js';
 import { silentLogger } from '../../util/log.js';
 import { planHasChanges } from '../../plan/index.js';
 import { hasErrors } from '../../util/problem.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
+import type { OptionName } from '../../config/options.js';
 import { formatPlan } from '../output/plan.js';
+import { formatPlanMarkdown, formatProblemsMarkdown } from '../../report/markdown.js';
 import { displayPath, formatText, problemsJson } from '../output/problems.js';
+
+/** The settings `bpa plan` (and `bpa diff`) take. */
+export const PLAN_OPTIONS: OptionName[] = [
+  'stateDir',
+  'flavour',
+  'prune',
+  'inventoryDir',
+  'kubeconfig',
+  'namespaces',
+  'leases',
+  'ipOrder',
+  'maxParallelHosts',
+  'installerMode',
+  'installerCommand',
+  'scaleCommand',
+  'addonCommand',
+  'removeCommand',
+  'upgradeCommand',
+  'kubesprayDir',
+  'installerImage',
+  'sshUser',
+  'sshPort',
+  'sshKey',
+  'allowSiteCommands',
+  'packageMirrors',
+  'fromStatus',
+];
 
 /**
  * `bpa plan [PATH]`: what would change and why. Exit 0 no changes, 2 changes, 1 errors. It
@@ -31,34 +62,11 @@ export function registerPlan(
     .argument('[path]', 'site directory', '.')
     .addOption(
       new Option('-o, --output <format>', 'output format')
-        .choices(['text', 'json'])
+        .choices(['text', 'json', 'markdown'])
         .default('text'),
     )
     .option('--out <dir>', "write each cluster's hosts.ini to DIR/<cluster>/hosts.ini");
-  const config = addConfigOptions(cmd, [
-    'stateDir',
-    'flavour',
-    'prune',
-    'inventoryDir',
-    'kubeconfig',
-    'namespaces',
-    'leases',
-    'ipOrder',
-    'maxParallelHosts',
-    'installerMode',
-    'installerCommand',
-    'scaleCommand',
-    'addonCommand',
-    'removeCommand',
-    'upgradeCommand',
-    'kubesprayDir',
-    'installerImage',
-    'sshUser',
-    'sshPort',
-    'sshKey',
-    'allowSiteCommands',
-    'packageMirrors',
-  ]);
+  const config = addConfigOptions(cmd, PLAN_OPTIONS);
   cmd.action(async (path: string, opts: Record<string, unknown>) => {
     const run = createRun({
       site: { kind: 'path', path },
@@ -71,11 +79,23 @@ export function registerPlan(
     const root = run.loaded?.root ?? path;
     const problems = run.problems.map((p) => ({ ...p, file: displayPath(root, p.file) }));
     const plan = run.plan;
-    if (opts['output'] === 'json') {
+    const offline = run.fromStatus
+      ? `Planned offline against ${STATUS_DIR}/: the inventory and applied state bpa serve ${observedAge(run.fromStatus.observedAt, now())}.`
+      : undefined;
+    if (opts['output'] === 'markdown') {
+      io.out(
+        plan
+          ? formatPlanMarkdown(plan, { observed: offline, problems, site: path })
+          : formatProblemsMarkdown(problems, { site: path }),
+      );
+    } else if (opts['output'] === 'json') {
       io.out(
         JSON.stringify(
           {
             hash: plan?.hash,
+            ...(run.fromStatus
+              ? { observed: { from: STATUS_DIR, at: run.fromStatus.observedAt, text: offline } }
+              : {}),
             changes: plan ? planHasChanges(plan) : false,
             problems: problemsJson(problems),
             ...(plan?.settings ? { settings: plan.settings } : {}),
@@ -86,6 +106,7 @@ export function registerPlan(
         ) + '\n',
       );
     } else {
+      if (offline) io.out(`${offline}\n\n`);
       io.out(formatText(problems));
       if (plan) {
         if (problems.length) io.out('\n');

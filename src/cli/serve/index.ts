@@ -30,6 +30,10 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'verifySignatures',
     'trustedKeys',
     'allowedSigners',
+    'requireApprovedPlan',
+    'approvalExempt',
+    'gitSshKey',
+    'gitKnownHosts',
   ]);
   cmd.action(async (opts: Record<string, unknown>) => {
     const cfg = config(opts, undefined, env);
@@ -37,6 +41,10 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     if (watchDir !== undefined && cfg.repoUrl)
       throw new UsageError(
         `give either --watch DIR or a repository (--repo, BPA_REPO_URL), not both: the repository comes from ${describeSource('repoUrl', cfg.sources.repoUrl ?? 'default')}`,
+      );
+    if (watchDir !== undefined && cfg.requireApprovedPlan)
+      throw new UsageError(
+        '--require-approved-plan needs a repository (--repo): approvals are trailers of its commits, which a watched directory does not have',
       );
     if (watchDir === undefined && !cfg.repoUrl)
       throw new UsageError('give a repository to follow (--repo URL) or a directory (--watch DIR)');

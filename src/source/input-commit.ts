@@ -1,0 +1,61 @@
+/** How far below a revision bpa looks for the commit that brought its input. */
+const MAX_DEPTH = 50;
+
+export const APPROVAL_TRAILER = 'Bpa-Approved-Plan';
+
+export interface CommitReader {
+  read(oid: string): Promise<{ message: string; parent?: string }>;
+  /** The digest of the site's input at a commit (throws when its objects are not here). */
+  digest(oid: string): Promise<string>;
+  /** Fetches more history below the revision (a shallow copy), once, when a parent is missing. */
+  deepen?(): Promise<void>;
+}
+
+/**
+ * The commit that brought the site's input of `revision`: the revision itself when it carries
+ * a Bpa-Approved-Plan trailer (an empty commit approving a new plan), else, going down first
+ * parents, the last commit with the same input (commits of status/ only, or outside the site,
+ * are passed over). A parent that is not in the local copy (a shallow fetch) is fetched once
+ * when the source can deepen its copy; otherwise it ends the walk.
+ */
+export async function commitBringingInput(
+  revision: string,
+  reader: CommitReader,
+): Promise<{ commit: string; message: string }> {
+  const digest = await reader.digest(revision);
+  let oid = revision;
+  let { message, parent } = await reader.read(oid);
+  let deepened = false;
+  for (let depth = 0; depth < MAX_DEPTH && parent && !hasTrailer(message); depth++) {
+    let parentDigest = await reader.digest(parent).catch(() => undefined);
+    if (parentDigest === undefined && reader.deepen && !deepened) {
+      deepened = true;
+      await reader.deepen();
+      parentDigest = await reader.digest(parent).catch(() => undefined);
+    }
+    if (parentDigest !== digest) break;
+    oid = parent;
+    ({ message, parent } = await reader.read(oid));
+  }
+  return { commit: oid, message };
+}
+
+function hasTrailer(message: string): boolean {
+  return new RegExp(`^${APPROVAL_TRAILER}:`, 'im').test(message);
+}
+
+/**
+ * The plan hash a commit message approves: the last `Bpa-Approved-Plan: <hash>` line (a
+ * squash merge may repeat an older one above it). `malformed` when a line names the trailer
+ * but holds no full sha256.
+ */
+export function approvedPlan(message: string): { hash?: string; malformed?: string } {
+  const lines = message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.toLowerCase().startsWith(`${APPROVAL_TRAILER.toLowerCase()}:`));
+  const last = lines.at(-1);
+  if (last === undefined) return {};
+  const value = last.slice(APPROVAL_TRAILER.length + 1).trim();
+  return /^[0-9a-f]{64}$/.test(value) ? { hash: value } : { malformed: value.slice(0, 80) };
+}
