@@ -6,6 +6,7 @@ import { EXIT, type Io } from './io.js';
 import { registerApply } from './apply/index.js';
 import { registerPlan } from './plan/index.js';
 import { registerServe } from './serve/index.js';
+import { registerStatus } from './status/index.js';
 import { registerValidate } from './validate/index.js';
 
 const VERSION = '0.1.0';
@@ -48,6 +49,7 @@ export async function main(
   registerPlan(program, commandIo, env, now);
   registerApply(program, commandIo, env, now);
   registerServe(program, commandIo, env);
+  registerStatus(program, commandIo);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;
