@@ -12,6 +12,9 @@ import { startHttpServer, type HttpServer } from './http.js';
 import { LeaderElector } from './leader.js';
 import { BpaMetrics } from './metrics.js';
 import { Scheduler } from './scheduler.js';
+import { LiveBus } from './ui/live.js';
+import { UiModel } from './ui/model.js';
+import { statusPageRoutes } from './ui/routes.js';
 
 export interface ServeOptions {
   /** The settings, resolved with the Site document's spec once it is read. */
@@ -34,13 +37,18 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   const cfg = opts.configFor(undefined);
   const log = opts.log;
   const source = await sourceFor(cfg, opts.env, opts.watchDir);
+  // The status page's live feed: every installer line, already redacted by the reconciler.
+  const live = new LiveBus();
   const reconciler = new Reconciler({
     source,
     configFor: opts.configFor,
     env: opts.env,
     log,
     resyncIntervalMs: parseDuration(cfg.resyncInterval),
-    onLine: opts.onLine,
+    onLine: (line) => {
+      opts.onLine?.(line);
+      live.line(line);
+    },
   });
   const metrics = new BpaMetrics();
   let elector: LeaderElector | undefined;
@@ -70,6 +78,11 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   const webhookSecret = cfg.webhookSecretFile
     ? await readSecretFile(cfg.webhookSecretFile, 'the webhook secret')
     : undefined;
+  const ui = new UiModel({
+    scheduler,
+    bus: live,
+    ...(source.history ? { history: (n: number) => source.history!(n) } : {}),
+  });
   let http: HttpServer;
   try {
     http = await startHttpServer({
@@ -80,6 +93,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       leader: elector,
       log,
       maxRunMs: Math.max(3_600_000, cfg.installerTimeout * 1000 * 2),
+      routes: statusPageRoutes({ model: ui, bus: live }),
     });
   } catch (err: unknown) {
     throw new StalledError(
@@ -103,6 +117,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     debounce = setTimeout(() => scheduler.trigger('watch'), 300);
   });
   scheduler.start();
+  ui.start();
   log.info(
     {
       source: source.describe(),
@@ -118,6 +133,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       clearTimeout(debounce);
       await watcher?.close();
       const { timedOut } = await scheduler.stop();
+      ui.stop();
       if (timedOut) log.warn('the running reconcile did not stop within the grace period');
       await http.close();
       await elector?.stop();
