@@ -439,6 +439,22 @@ export const OPTIONS = {
     choices: LOG_LEVELS,
     description: 'log level',
   } as OptionSpec<string>,
+  uiTokenFile: {
+    flag: '--ui-token-file <file>',
+    env: 'BPA_UI_TOKEN_FILE',
+    default: '',
+    kind: 'string',
+    description:
+      'file holding the token the status page asks for (login form or bearer token); without one the page is open on a loopback --listen and off on any other',
+  } as OptionSpec<string>,
+  uiInsecureNoToken: {
+    flag: '--ui-insecure-no-token',
+    env: 'BPA_UI_INSECURE_NO_TOKEN',
+    default: false,
+    kind: 'boolean',
+    description:
+      'serve the status page without a token on a non-loopback --listen (only behind a proxy that authenticates)',
+  } as OptionSpec<boolean>,
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -14,6 +14,7 @@ import { BpaMetrics } from './metrics.js';
 import { Scheduler } from './scheduler.js';
 import { LiveBus } from './ui/live.js';
 import { UiModel } from './ui/model.js';
+import { loginRoutes, uiAccess, uiGuard } from './ui/access.js';
 import { statusPageRoutes } from './ui/routes.js';
 
 export interface ServeOptions {
@@ -83,6 +84,15 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     bus: live,
     ...(source.history ? { history: (n: number) => source.history!(n) } : {}),
   });
+  const uiToken = cfg.uiTokenFile
+    ? await readSecretFile(cfg.uiTokenFile, 'the status page token')
+    : undefined;
+  const access = uiAccess({
+    listenHost: listenAddress(cfg.listen).host,
+    token: uiToken,
+    insecureNoToken: cfg.uiInsecureNoToken,
+  });
+  if (access.mode === 'off') log.warn({ reason: access.reason }, 'the status page is off');
   let http: HttpServer;
   try {
     http = await startHttpServer({
@@ -93,7 +103,13 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       leader: elector,
       log,
       maxRunMs: Math.max(3_600_000, cfg.installerTimeout * 1000 * 2),
-      routes: statusPageRoutes({ model: ui, bus: live }),
+      routes: statusPageRoutes({
+        model: ui,
+        bus: live,
+        guard: uiGuard(access),
+        extra: loginRoutes(access),
+        loggedIn: access.mode === 'token',
+      }),
     });
   } catch (err: unknown) {
     throw new StalledError(

@@ -30,6 +30,8 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'verifySignatures',
     'trustedKeys',
     'allowedSigners',
+    'uiTokenFile',
+    'uiInsecureNoToken',
   ]);
   cmd.action(async (opts: Record<string, unknown>) => {
     const cfg = config(opts, undefined, env);

@@ -97,6 +97,7 @@ pre.log { margin: 0; max-height: 28rem; min-height: 6rem; overflow: auto; paddin
   font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
 pre.log .pfx { color: var(--run); }
 footer { margin: 1rem auto 2rem; font-size: 12px; }
+.logout { display: inline; margin-left: 1rem; }
 .login { max-width: 24rem; margin: 3rem auto; padding: 0 1rem; }
 .login input { width: 100%; padding: .4rem; margin: .5rem 0; }
 @media (max-width: 640px) { body { font-size: 13px; } th, td { padding: .25rem .35rem; } .hide-narrow { display: none; } }

@@ -494,6 +494,8 @@ export function layout(opts: {
   body: Html;
   /** The live installer log below the view: all clusters ('') or one; none when undefined. */
   live?: string;
+  /** Show a log-out button (the page asks for a token). */
+  logout?: boolean;
 }): Html {
   const links: Array<[string, string]> = [
     ['/', 'Overview'],
@@ -531,7 +533,10 @@ export function layout(opts: {
               </section>`
             : ''
         }
-        <footer><span id="conn" class="muted">live updates: connecting…</span></footer>
+        <footer>
+          <span id="conn" class="muted">live updates: connecting…</span
+          >${opts.logout ? html` <form method="post" action="/ui/logout" class="logout"><button type="submit">Log out</button></form>` : ''}
+        </footer>
       </body>
     </html>`;
 }

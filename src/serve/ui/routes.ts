@@ -44,6 +44,8 @@ export interface StatusPageOptions {
   guard?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> | boolean;
   /** More routes of the page's own (the login form). */
   extra?: RouteSet[];
+  /** Pages offer to log out (the page asks for a token). */
+  loggedIn?: boolean;
   now?: () => number;
 }
 
@@ -109,6 +111,7 @@ export function statusPageRoutes(opts: StatusPageOptions): RouteSet[] {
       controller: controllerLine(input),
       body,
       ...(live !== undefined ? { live } : {}),
+      logout: opts.loggedIn === true,
     });
 
   return [
