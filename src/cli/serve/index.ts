@@ -32,6 +32,10 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'allowedSigners',
     'uiTokenFile',
     'uiInsecureNoToken',
+    'uiUrl',
+    'notifyUrls',
+    'notifyUrlFile',
+    'notifySecretFile',
   ]);
   cmd.action(async (opts: Record<string, unknown>) => {
     const cfg = config(opts, undefined, env);
