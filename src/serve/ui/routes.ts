@@ -46,6 +46,8 @@ export interface StatusPageOptions {
   extra?: RouteSet[];
   /** Pages offer to log out (the page asks for a token). */
   loggedIn?: boolean;
+  /** Event streams open at once (100). */
+  maxStreams?: number;
   now?: () => number;
 }
 
@@ -170,7 +172,13 @@ export function statusPageRoutes(opts: StatusPageOptions): RouteSet[] {
     { path: '/ui/app.css', handlers: { GET: asset(APP_CSS, 'text/css; charset=utf-8') } },
     {
       path: '/ui/events',
-      handlers: { GET: guarded((req, res) => streamEvents(req, res, opts.bus)) },
+      handlers: {
+        GET: guarded((req, res) =>
+          streamEvents(req, res, opts.bus, {
+            ...(opts.maxStreams !== undefined ? { maxStreams: opts.maxStreams } : {}),
+          }),
+        ),
+      },
     },
     ...(opts.extra ?? []),
   ];

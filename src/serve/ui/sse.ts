@@ -6,6 +6,8 @@ export interface SseOptions {
   heartbeatMs?: number;
   /** A client that does not read past this many buffered bytes is dropped (1 MiB). */
   maxBufferedBytes?: number;
+  /** Streams open at once; more are answered 503 (100). */
+  maxStreams?: number;
 }
 
 /**
@@ -21,6 +23,12 @@ export function streamEvents(
   opts: SseOptions = {},
 ): void {
   const maxBuffered = opts.maxBufferedBytes ?? 1024 * 1024;
+  if (bus.subscribers >= (opts.maxStreams ?? 100)) {
+    req.resume();
+    res.writeHead(503, { 'retry-after': '30', 'content-type': 'text/plain; charset=utf-8' });
+    res.end('too many open event streams\n');
+    return;
+  }
   const header = req.headers['last-event-id'];
   const after = Number(typeof header === 'string' ? header : 0);
   res.writeHead(200, {

@@ -183,7 +183,12 @@ describe('serve/ui: the status page', () => {
       scheduler,
       metrics: new BpaMetrics({ defaultMetrics: false }),
       log: createLogger('silent', new Writable({ write: (_c, _e, done) => done() })),
-      routes: statusPageRoutes({ model, bus, now: () => Date.parse('2026-01-01T00:05:00Z') }),
+      routes: statusPageRoutes({
+        model,
+        bus,
+        now: () => Date.parse('2026-01-01T00:05:00Z'),
+        maxStreams: 2,
+      }),
     });
     url = server.url;
     scheduler.start();
@@ -278,6 +283,23 @@ describe('serve/ui: the status page', () => {
       bus.recent().map((l) => l.text),
       ['line 5', 'line 6', 'line 7', 'line 8', 'line 9'],
     );
+  });
+
+  it('event streams are bounded: one more than allowed is answered 503', async () => {
+    // The model holds one subscription; the limit here is 2, so one stream fits.
+    const open = await new Promise<http.ClientRequest>((resolve) => {
+      const req = http.get(`${url}/ui/events`, { agent: false }, (res) => {
+        assert.equal(res.statusCode, 200);
+        resolve(req);
+      });
+    });
+    try {
+      const second = await get(`${url}/ui/events`);
+      assert.equal(second.status, 503);
+      assert.equal(second.headers['retry-after'], '30');
+    } finally {
+      open.destroy();
+    }
   });
 
   it('assets: revalidated by ETag, gzip when asked', async () => {
