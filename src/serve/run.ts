@@ -158,6 +158,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       await watcher?.close();
       const { timedOut } = await scheduler.stop();
       ui.stop();
+      live.end();
       if (timedOut) log.warn('the running reconcile did not stop within the grace period');
       await notifier?.stop();
       await http.close();

@@ -13,7 +13,8 @@ export interface LiveLine {
   text: string;
 }
 
-export type LiveEvent = { type: 'line'; line: LiveLine } | { type: 'state'; seq: number };
+export type LiveEvent =
+  { type: 'line'; line: LiveLine } | { type: 'state'; seq: number } | { type: 'end' };
 
 type Listener = (event: LiveEvent) => void;
 
@@ -55,6 +56,12 @@ export class LiveBus {
   /** The controller's state changed: pages fetch the view again. */
   changed(): void {
     this.emit({ type: 'state', seq: ++this.seq });
+  }
+
+  /** bpa is stopping: every stream ends now rather than when the server cuts it. */
+  end(): void {
+    this.emit({ type: 'end' });
+    this.listeners.clear();
   }
 
   /** The lines kept after `afterSeq` (all of them for 0). */

@@ -39,6 +39,11 @@ export function streamEvents(
   });
   res.write('retry: 3000\n\n');
   const send = (event: LiveEvent): void => {
+    if (event.type === 'end') {
+      cleanup();
+      res.end();
+      return;
+    }
     if (res.writableLength > maxBuffered) {
       cleanup();
       res.destroy();

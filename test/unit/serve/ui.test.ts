@@ -302,6 +302,17 @@ describe('serve/ui: the status page', () => {
     }
   });
 
+  it('when bpa stops, open streams end at once (the server need not cut them)', async () => {
+    const ended = await new Promise<boolean>((resolve) => {
+      http.get(`${url}/ui/events`, { agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(true));
+        setTimeout(() => bus.end(), 20);
+      });
+    });
+    assert.equal(ended, true);
+  });
+
   it('assets: revalidated by ETag, gzip when asked', async () => {
     const js = await get(`${url}/ui/app.js`, { 'accept-encoding': 'gzip' });
     assert.equal(js.status, 200);
