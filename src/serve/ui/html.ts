@@ -37,11 +37,17 @@ export function badge(text: string | undefined): Html {
   return html`<span class="badge b-${t.toLowerCase().replace(/[^a-z]/g, '')}">${t}</span>`;
 }
 
-/** A revision: its short form, the whole in the title. */
+/**
+ * A revision: its short form, the whole in the title; a commit links to its row in the
+ * history (a directory's digest has none).
+ */
 export function rev(revision: string | undefined): Html {
   if (!revision) return html`<span class="muted">-</span>`;
   const short = revision.startsWith('sha256:') ? revision.slice(7, 19) : revision.slice(0, 7);
-  return html`<code title="${revision}">${short}</code>`;
+  const code = html`<code title="${revision}">${short}</code>`;
+  return /^[0-9a-f]{40}$/.test(revision)
+    ? html`<a href="/history#c-${revision}">${code}</a>`
+    : code;
 }
 
 /** A time: relative in the text (as of `now`), exact in the title. */

@@ -219,6 +219,13 @@ describe('serve/ui: the status page', () => {
     assert.doesNotMatch(r.body, /\sstyle=|\son[a-z]+=|https?:\/\//);
     assert.match(r.body, /site\/?|edge-lab-1/);
     assert.match(r.body, /<tr data-cluster="edge-1">/);
+    // A commit links to its row in the history.
+    assert.match(
+      r.body,
+      new RegExp(
+        `<a href="/history#c-${'a'.repeat(40)}"><code title="${'a'.repeat(40)}">aaaaaaa</code></a>`,
+      ),
+    );
     assert.match(r.body, /fix-drift<\/strong> m1/);
     assert.match(r.body, /remove-nodes w9 waits for --prune/);
     assert.match(r.body, /cluster edge-2: worker-2: needs cpu≥20/);
