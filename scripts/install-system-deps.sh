@@ -6,8 +6,10 @@ set -euo pipefail
 # ansible, python3-jmespath: the collections (ansible.utils for ipaddr) and modules a real
 # Kubespray checkout needs (test/integration/apply/kubespray-real.test.ts, BPA_TEST_KUBESPRAY_DIR).
 # jq: the GitHub CLI stand-in of test/unit/scripts/pr-comment.test.ts runs its --jq filters.
+# chromium: the status page is tested in a real headless browser (test/integration/ui/),
+# driven by playwright-core.
 pkgs=(git openssh-server openssh-client iproute2 dnsmasq busybox ansible-core sshpass gnupg gpgv
-  sudo ansible python3-jmespath jq)
+  sudo ansible python3-jmespath jq chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,6 +7,7 @@ import { registerApply } from './apply/index.js';
 import { registerDiff } from './diff/index.js';
 import { registerPlan } from './plan/index.js';
 import { registerServe } from './serve/index.js';
+import { registerStatus } from './status/index.js';
 import { registerValidate } from './validate/index.js';
 
 const VERSION = '0.1.0';
@@ -50,6 +51,7 @@ export async function main(
   registerDiff(program, commandIo, env, now);
   registerApply(program, commandIo, env, now);
   registerServe(program, commandIo, env);
+  registerStatus(program, commandIo);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;

@@ -50,6 +50,11 @@ const K8S_NAMESPACE = {
   re: /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/,
   text: 'a Kubernetes namespace name (lowercase letters, digits and -)',
 };
+/** A notification receiver: an http(s) URL, `slack+` in front for Slack's format. */
+export const NOTIFY_URL = {
+  re: /^(?:slack\+)?https?:\/\/[^\s/]+\S*$/,
+  text: 'an http(s) URL, or slack+https://… for a Slack-compatible webhook',
+};
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 export const OPTIONS = {
@@ -491,6 +496,56 @@ export const OPTIONS = {
     kind: 'string',
     choices: LOG_LEVELS,
     description: 'log level',
+  } as OptionSpec<string>,
+  uiTokenFile: {
+    flag: '--ui-token-file <file>',
+    env: 'BPA_UI_TOKEN_FILE',
+    default: '',
+    kind: 'string',
+    description:
+      'file holding the token the status page asks for (login form or bearer token); without one the page is open on a loopback --listen and off on any other',
+  } as OptionSpec<string>,
+  uiInsecureNoToken: {
+    flag: '--ui-insecure-no-token',
+    env: 'BPA_UI_INSECURE_NO_TOKEN',
+    default: false,
+    kind: 'boolean',
+    description:
+      'serve the status page without a token on a non-loopback --listen (only behind a proxy that authenticates)',
+  } as OptionSpec<boolean>,
+  uiUrl: {
+    flag: '--ui-url <url>',
+    env: 'BPA_UI_URL',
+    default: '',
+    kind: 'string',
+    pattern: { re: /^(?:https?:\/\/[^\s/]+\/?\S*)?$/, text: 'an http(s) URL' },
+    description:
+      'the URL people open the status page at, for the links in notifications (default: the --listen address)',
+  } as OptionSpec<string>,
+  notifyUrls: {
+    flag: '--notify-url <url...>',
+    env: 'BPA_NOTIFY_URLS',
+    default: [],
+    kind: 'list',
+    pattern: NOTIFY_URL,
+    description:
+      'receivers of a JSON event on every phase change, failure, halted rollout, drift and rejected revision; slack+https://… for a Slack-compatible incoming webhook',
+  } as OptionSpec<string[]>,
+  notifyUrlFile: {
+    flag: '--notify-url-file <file>',
+    env: 'BPA_NOTIFY_URL_FILE',
+    default: '',
+    kind: 'string',
+    description:
+      'file holding more receivers, one URL a line, for URLs that are secrets themselves (Slack webhooks)',
+  } as OptionSpec<string>,
+  notifySecretFile: {
+    flag: '--notify-secret-file <file>',
+    env: 'BPA_NOTIFY_SECRET_FILE',
+    default: '',
+    kind: 'string',
+    description:
+      'file holding the secret events are signed with (X-Bpa-Signature-256: sha256=HMAC of the body)',
   } as OptionSpec<string>,
 } as const;
 

@@ -11,6 +11,7 @@ import { hasErrors } from '../util/problem.js';
 import { createRun, type RunContext } from './context.js';
 import { runSteps } from './steps.js';
 import type { ClusterSummary, ReconcileSummary, Trigger } from './summary.js';
+import { siteView } from './view.js';
 
 export interface ReconcilerOptions {
   source: SiteSource;
@@ -64,6 +65,9 @@ export class Reconciler {
     }
     if (ctx.reports) this.lastStatus = ctx.reports;
     const summary = this.summarize(ctx);
+    // A run that stopped before planning still shows the last plan and inventory.
+    const view = siteView(ctx) ?? this.last?.view;
+    if (view) summary.view = view;
     if (ctx.lock && !ctx.interrupted)
       log.info({ revision: ctx.revision, result: summary.result }, 'reconcile finished');
     return (this.last = summary);

@@ -1,5 +1,6 @@
 // What one reconcile did, as the controller, its metrics and the status API see it.
 import type { RetryKind } from '../util/errors.js';
+import type { SiteView } from './view.js';
 
 /** Why a reconcile ran: shown in logs, metrics and the status API. */
 export type Trigger = 'startup' | 'interval' | 'webhook' | 'watch' | 'retry';
@@ -40,6 +41,8 @@ export interface ReconcileSummary {
   error?: { code: string; message: string; retry: RetryKind; retryAfterMs?: number };
   /** The site status document (JSON) served by GET /api/v1/status. */
   status?: unknown;
+  /** The plan and inventory of the last run that got that far, for the status page. */
+  view?: SiteView;
 }
 
 /** The results after which the site counts as reconciled (the last success time moves). */

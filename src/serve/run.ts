@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { requireKubeConfig } from '../kube/kubeconfig.js';
 import { watch } from 'chokidar';
-import { parseListen, type ConfigFor } from '../config/options.js';
+import { NOTIFY_URL, parseListen, type ConfigFor } from '../config/options.js';
 import { sourceFor } from '../reconcile/from-config.js';
 import { Reconciler } from '../reconcile/reconciler.js';
 import { StalledError } from '../util/errors.js';
@@ -12,6 +12,11 @@ import { startHttpServer, type HttpServer } from './http.js';
 import { LeaderElector } from './leader.js';
 import { BpaMetrics } from './metrics.js';
 import { Scheduler } from './scheduler.js';
+import { Notifier } from './notify/notifier.js';
+import { LiveBus } from './ui/live.js';
+import { UiModel } from './ui/model.js';
+import { loginRoutes, uiAccess, uiGuard } from './ui/access.js';
+import { statusPageRoutes } from './ui/routes.js';
 
 export interface ServeOptions {
   /** The settings, resolved with the Site document's spec once it is read. */
@@ -34,13 +39,18 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   const cfg = opts.configFor(undefined);
   const log = opts.log;
   const source = await sourceFor(cfg, opts.env, opts.watchDir);
+  // The status page's live feed: every installer line, already redacted by the reconciler.
+  const live = new LiveBus();
   const reconciler = new Reconciler({
     source,
     configFor: opts.configFor,
     env: opts.env,
     log,
     resyncIntervalMs: parseDuration(cfg.resyncInterval),
-    onLine: opts.onLine,
+    onLine: (line) => {
+      opts.onLine?.(line);
+      live.line(line);
+    },
   });
   const metrics = new BpaMetrics();
   let elector: LeaderElector | undefined;
@@ -60,16 +70,36 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     });
   }
   const intervalMs = parseDuration(cfg.interval);
+  // Events link to the page: at --ui-url, else at the address the server gets.
+  const served = { url: '' };
+  const notifier = await notifierFor(cfg, () => cfg.uiUrl || `${served.url}/`, log);
   const scheduler = new Scheduler({
     reconcile: (trigger, signal) => reconciler.reconcile(trigger, signal),
     intervalMs,
     isLeader: elector ? () => elector?.isLeader() ?? false : undefined,
-    onRun: (r) => metrics.recordRun(r),
+    onRun: (r) => {
+      metrics.recordRun(r);
+      notifier?.observe(r.summary);
+    },
     logger: log,
   });
   const webhookSecret = cfg.webhookSecretFile
     ? await readSecretFile(cfg.webhookSecretFile, 'the webhook secret')
     : undefined;
+  const ui = new UiModel({
+    scheduler,
+    bus: live,
+    ...(source.history ? { history: (n: number) => source.history!(n) } : {}),
+  });
+  const uiToken = cfg.uiTokenFile
+    ? await readSecretFile(cfg.uiTokenFile, 'the status page token')
+    : undefined;
+  const access = uiAccess({
+    listenHost: listenAddress(cfg.listen).host,
+    token: uiToken,
+    insecureNoToken: cfg.uiInsecureNoToken,
+  });
+  if (access.mode === 'off') log.warn({ reason: access.reason }, 'the status page is off');
   let http: HttpServer;
   try {
     http = await startHttpServer({
@@ -80,6 +110,13 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       leader: elector,
       log,
       maxRunMs: Math.max(3_600_000, cfg.installerTimeout * 1000 * 2),
+      routes: statusPageRoutes({
+        model: ui,
+        bus: live,
+        guard: uiGuard(access),
+        extra: loginRoutes(access),
+        loggedIn: access.mode === 'token',
+      }),
     });
   } catch (err: unknown) {
     throw new StalledError(
@@ -87,6 +124,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       `cannot listen on ${cfg.listen}: ${(err as { code?: string }).code ?? String(err)}`,
     );
   }
+  served.url = http.url;
   const electing = elector?.run({
     onStartedLeading: () => scheduler.leadershipChanged(),
     onStoppedLeading: () => scheduler.leadershipChanged(),
@@ -103,6 +141,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     debounce = setTimeout(() => scheduler.trigger('watch'), 300);
   });
   scheduler.start();
+  ui.start();
   log.info(
     {
       source: source.describe(),
@@ -118,7 +157,10 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       clearTimeout(debounce);
       await watcher?.close();
       const { timedOut } = await scheduler.stop();
+      ui.stop();
+      live.end();
       if (timedOut) log.warn('the running reconcile did not stop within the grace period');
+      await notifier?.stop();
       await http.close();
       await elector?.stop();
       await electing?.catch(() => undefined);
@@ -136,4 +178,37 @@ function listenAddress(text: string): { host: string; port: number } {
       `--listen ${JSON.stringify(text)}: expected [host]:port`,
     );
   return addr;
+}
+
+/** The notifier of --notify-url / --notify-url-file, or none without receivers. */
+async function notifierFor(
+  cfg: ReturnType<ConfigFor>,
+  pageUrl: () => string,
+  log: Logger,
+): Promise<Notifier | undefined> {
+  const urls = [...cfg.notifyUrls];
+  if (cfg.notifyUrlFile) {
+    const text = await readSecretFile(cfg.notifyUrlFile, 'notification receiver URLs');
+    text.split('\n').forEach((raw, i) => {
+      const line = raw.trim();
+      if (!line || line.startsWith('#')) return;
+      // The line itself may be a secret (a Slack webhook): it is never repeated in the error.
+      if (!NOTIFY_URL.re.test(line))
+        throw new StalledError(
+          'CONFIG_INVALID',
+          `${cfg.notifyUrlFile}:${i + 1}: not ${NOTIFY_URL.text}`,
+        );
+      urls.push(line);
+    });
+  }
+  if (!urls.length) return undefined;
+  const secret = cfg.notifySecretFile
+    ? await readSecretFile(cfg.notifySecretFile, 'the notification signing secret')
+    : undefined;
+  return new Notifier({
+    urls,
+    ...(secret ? { secret } : {}),
+    pageUrl,
+    log,
+  });
 }

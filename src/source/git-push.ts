@@ -32,7 +32,7 @@ export interface PushOptions {
 }
 
 /** Local ref the status commit is built on; never a branch, so HEAD and the checkout stay put. */
-const PUSH_REF = 'refs/bpa/status-push';
+export const PUSH_REF = 'refs/bpa/status-push';
 const BACKOFF_CAP_MS = 5_000;
 
 /**

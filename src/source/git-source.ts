@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { sourceCacheDir } from './cache-dir.js';
 import { STATUS_DIR, normalizeSitePath } from './site-path.js';
 import { parseReports, readReportTexts, type SiteSource } from './site-source.js';
+import type { HistoryEntry } from './history.js';
 import type { GitAuth, RepoOptions } from './types.js';
 
 export interface GitSourceOptions {
@@ -64,6 +65,15 @@ export class GitSource implements SiteSource {
         .sort(([a], [b]) => (a < b ? -1 : 1))
         .map(([name, text]) => [`${STATUS_DIR}/${name}`, text]),
     );
+  }
+
+  async history(limit: number): Promise<HistoryEntry[]> {
+    const [{ readHistory }, { PUSH_REF }] = await Promise.all([
+      import('./history.js'),
+      import('./git-push.js'),
+    ]);
+    // The followed branch as fetched, and the status commits bpa pushed on top of it.
+    return readHistory(this.dir, [PUSH_REF, 'HEAD'], limit);
   }
 
   async signed(revision: string): Promise<boolean> {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { StalledError } from '../util/errors.js';
 import { STATUS_DIR } from './site-path.js';
+import type { HistoryEntry } from './history.js';
 
 /** Where a reconcile reads the site from and writes its reports to. */
 export interface SiteSource {
@@ -22,6 +23,8 @@ export interface SiteSource {
   inputCommit?(revision: string): Promise<{ commit: string; message: string } | undefined>;
   /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
   previousReports(siteDir: string): Promise<Map<string, unknown>>;
+  /** The recent commits bpa has of the site's branch, newest first (a repository only). */
+  history?(limit: number): Promise<HistoryEntry[]>;
   /** Writes the reports (site-relative paths); returns a commit id when one was made. */
   publish(
     siteDir: string,

@@ -751,6 +751,20 @@ export const RUNTIME_CODES = {
     summary: 'bpa serve is stopping; no new reconcile starts',
     fix: 'nothing',
   },
+  STATUS_UNAVAILABLE: {
+    retry: 'transient',
+    area: rec,
+    summary:
+      '`bpa status --server` could not read the status API of a running `bpa serve` (refused, timed out, not JSON, an HTTP error)',
+    fix: 'check the URL (the address `bpa serve --listen` gives) and that the controller runs',
+  },
+  STATUS_NOT_FOUND: {
+    retry: 'stalled',
+    area: rec,
+    summary:
+      '`bpa status PATH`: the directory has no status reports (status/site.yaml): bpa has not reconciled it yet, or it is not a site',
+    fix: 'give the site directory of a checkout that bpa reports to (or --server URL)',
+  },
 } as const satisfies Record<string, RuntimeCodeInfo>;
 
 export type RuntimeCode = keyof typeof RUNTIME_CODES;

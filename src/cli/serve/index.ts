@@ -34,6 +34,12 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'approvalExempt',
     'gitSshKey',
     'gitKnownHosts',
+    'uiTokenFile',
+    'uiInsecureNoToken',
+    'uiUrl',
+    'notifyUrls',
+    'notifyUrlFile',
+    'notifySecretFile',
   ]);
   cmd.action(async (opts: Record<string, unknown>) => {
     const cfg = config(opts, undefined, env);

@@ -1,0 +1,238 @@
+import { createHmac } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import { bearerToken, sameSecret } from '../auth.js';
+import type { RouteSet } from '../http.js';
+import { sendJson } from '../respond.js';
+import { html, type Html } from './html.js';
+
+/**
+ * Who may see the status page:
+ * - `token`: whoever gives the token of --ui-token-file, as a bearer token or through the
+ *   login form (which sets a session cookie);
+ * - `open`: anyone who can connect: only when bpa listens on a loopback address (reached
+ *   through `kubectl port-forward` or an SSH tunnel), or when the operator said so with
+ *   --ui-insecure-no-token (a proxy in front does the authentication);
+ * - `off`: bpa listens on a network address and has no token: the page answers 403 saying
+ *   how to turn it on. bpa still starts: probes, metrics, webhook and status API do not
+ *   depend on it.
+ */
+export type UiAccess =
+  | { mode: 'token'; token: string }
+  | { mode: 'open'; why: 'loopback' | 'insecure' }
+  | { mode: 'off'; reason: string };
+
+export function uiAccess(opts: {
+  listenHost: string;
+  token?: string;
+  insecureNoToken?: boolean;
+}): UiAccess {
+  if (opts.token) return { mode: 'token', token: opts.token };
+  if (isLoopback(opts.listenHost)) return { mode: 'open', why: 'loopback' };
+  if (opts.insecureNoToken) return { mode: 'open', why: 'insecure' };
+  return {
+    mode: 'off',
+    reason: `bpa listens on ${opts.listenHost || 'every address'} and no --ui-token-file is given: give one (a file holding a long random token), listen on 127.0.0.1, or, behind an authenticating proxy, --ui-insecure-no-token`,
+  };
+}
+
+/** 127.0.0.0/8, ::1, ::ffff:127.x, localhost. Everything else (0.0.0.0, ::, a name) is not. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost') return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  if (isIP(h) === 6) return h === '::1' || /^::ffff:127\./.test(h);
+  return false;
+}
+
+const COOKIE = 'bpa_ui';
+const SESSION_SECONDS = 12 * 3600;
+
+/** The cookie's value: derived from the token, so the token itself is never stored in it. */
+function sessionValue(token: string): string {
+  return createHmac('sha256', token).update('bpa status page session v1').digest('hex');
+}
+
+function cookieOf(req: IncomingMessage, name: string): string | undefined {
+  for (const part of String(req.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return v.join('=');
+  }
+  return undefined;
+}
+
+/** Whether the request carries the token (bearer) or a session from the login form. */
+export function authorized(req: IncomingMessage, token: string): boolean {
+  const bearer = bearerToken(req);
+  if (bearer !== undefined) return sameSecret(bearer, token);
+  const session = cookieOf(req, COOKIE);
+  return session !== undefined && sameSecret(session, sessionValue(token));
+}
+
+/** A local path to return to after the login, never another site (`//evil`, `/\evil`). */
+function safeNext(next: string | null | undefined): string {
+  return next && /^\/(?![/\\])[^\s]*$/.test(next) ? next : '/';
+}
+
+/**
+ * The guard of the page's routes for an access mode: lets a request in, or answers it (the
+ * login form for a page, 401 for the event stream, 403 when the page is off).
+ */
+export function uiGuard(
+  access: UiAccess,
+): (req: IncomingMessage, res: ServerResponse, path: string) => boolean {
+  return (req, res, path) => {
+    if (access.mode === 'open') return true;
+    const page = path !== '/ui/events';
+    if (access.mode === 'off') {
+      req.resume();
+      if (page)
+        sendPage(
+          res,
+          403,
+          loginLayout(
+            html`<h1>The status page is off</h1>
+              <p>${access.reason}.</p>
+              <p>See docs/ui.md, “Access”.</p>`,
+          ),
+        );
+      else
+        sendJson(res, 403, {
+          error: 'forbidden',
+          message: `the status page is off: ${access.reason}`,
+        });
+      return false;
+    }
+    if (authorized(req, access.token)) return true;
+    req.resume();
+    if (page) {
+      const url = new URL(req.url ?? '/', 'http://bpa.invalid');
+      res.writeHead(303, {
+        location: `/ui/login?${new URLSearchParams({ next: url.pathname + url.search }).toString()}`,
+        'cache-control': 'no-store',
+      });
+      res.end();
+    } else {
+      res.setHeader('www-authenticate', 'Bearer realm="bpa"');
+      sendJson(res, 401, {
+        error: 'unauthorized',
+        message: 'log in at /ui/login, or send the token as a bearer token',
+      });
+    }
+    return false;
+  };
+}
+
+/** GET/POST /ui/login and POST /ui/logout, when the page needs a token. */
+export function loginRoutes(access: UiAccess, maxBodyBytes = 4096): RouteSet[] {
+  if (access.mode !== 'token') return [];
+  const token = access.token;
+  return [
+    {
+      path: '/ui/login',
+      handlers: {
+        GET: (req, res) => {
+          const next = safeNext(
+            new URL(req.url ?? '/', 'http://bpa.invalid').searchParams.get('next'),
+          );
+          sendPage(res, 200, loginForm(next));
+        },
+        POST: async (req, res) => {
+          const form = await readForm(req, maxBodyBytes);
+          if (!form) {
+            sendPage(res, 413, loginForm('/', 'The form is too large.'));
+            return;
+          }
+          const next = safeNext(form.get('next'));
+          const given = form.get('token') ?? '';
+          if (!given || !sameSecret(given, token)) {
+            sendPage(res, 401, loginForm(next, 'That is not the token.'));
+            return;
+          }
+          const secure = req.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
+          res.writeHead(303, {
+            location: next,
+            'set-cookie': `${COOKIE}=${sessionValue(token)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_SECONDS}${secure}`,
+            'cache-control': 'no-store',
+          });
+          res.end();
+        },
+      },
+    },
+    {
+      path: '/ui/logout',
+      handlers: {
+        POST: (req, res) => {
+          req.resume();
+          res.writeHead(303, {
+            location: '/ui/login',
+            'set-cookie': `${COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`,
+            'cache-control': 'no-store',
+          });
+          res.end();
+        },
+      },
+    },
+  ];
+}
+
+async function readForm(req: IncomingMessage, max: number): Promise<URLSearchParams | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) return undefined;
+    chunks.push(chunk);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+function loginForm(next: string, error?: string): Html {
+  return loginLayout(
+    html`<h1>bpa status page</h1>
+      <form method="post" action="/ui/login">
+        <label for="token">Token (the content of bpa's --ui-token-file)</label>
+        <input
+          id="token"
+          name="token"
+          type="password"
+          autocomplete="current-password"
+          required
+          autofocus
+        />
+        <input type="hidden" name="next" value="${next}" />
+        ${error ? html`<p class="bad">${error}</p>` : ''}
+        <button type="submit">Log in</button>
+      </form>`,
+  );
+}
+
+function loginLayout(body: Html): Html {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>bpa</title>
+        <link rel="stylesheet" href="/ui/app.css" />
+      </head>
+      <body>
+        <div class="login">${body}</div>
+      </body>
+    </html>`;
+}
+
+function sendPage(res: ServerResponse, status: number, page: Html): void {
+  const body = Buffer.from(page.text);
+  res.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': body.length,
+    'cache-control': 'no-store',
+    'content-security-policy':
+      "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+  });
+  res.end(body);
+}

@@ -1,0 +1,193 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { Writable } from 'node:stream';
+import { startHttpServer, type HttpServer } from '../../../src/serve/http.js';
+import { BpaMetrics } from '../../../src/serve/metrics.js';
+import { Scheduler } from '../../../src/serve/scheduler.js';
+import {
+  isLoopback,
+  loginRoutes,
+  uiAccess,
+  uiGuard,
+  type UiAccess,
+} from '../../../src/serve/ui/access.js';
+import { LiveBus } from '../../../src/serve/ui/live.js';
+import { UiModel } from '../../../src/serve/ui/model.js';
+import { statusPageRoutes } from '../../../src/serve/ui/routes.js';
+import { createLogger } from '../../../src/util/log.js';
+import { FakeTimers, ManualReconcile } from './fake-timers.js';
+
+const TOKEN = 'ui-token-0f4c1e9a7b2d';
+
+interface Reply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+function call(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method: opts.method ?? 'GET', headers: opts.headers, agent: false },
+      (res) => {
+        if (res.headers['content-type'] === 'text/event-stream; charset=utf-8') {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: '' });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+      },
+    );
+    req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+    req.end(opts.body);
+  });
+}
+
+describe('serve/ui: access to the status page', () => {
+  it('is open on loopback only, off elsewhere without a token, and a token always wins', () => {
+    for (const h of ['127.0.0.1', '127.9.9.9', '::1', '[::1]', 'localhost', '::ffff:127.0.0.1'])
+      assert.equal(isLoopback(h), true, h);
+    for (const h of ['0.0.0.0', '', '::', '10.0.0.1', '::ffff:10.0.0.1', 'bpa.example'])
+      assert.equal(isLoopback(h), false, h);
+    assert.deepEqual(uiAccess({ listenHost: '127.0.0.1' }), { mode: 'open', why: 'loopback' });
+    assert.equal(uiAccess({ listenHost: '0.0.0.0' }).mode, 'off');
+    assert.match(
+      (uiAccess({ listenHost: '0.0.0.0' }) as { reason: string }).reason,
+      /--ui-token-file/,
+    );
+    assert.deepEqual(uiAccess({ listenHost: '0.0.0.0', insecureNoToken: true }), {
+      mode: 'open',
+      why: 'insecure',
+    });
+    assert.deepEqual(uiAccess({ listenHost: '127.0.0.1', token: TOKEN }), {
+      mode: 'token',
+      token: TOKEN,
+    });
+  });
+
+  describe('over HTTP', () => {
+    let server: HttpServer | undefined;
+    let scheduler: Scheduler;
+    let model: UiModel;
+
+    async function start(access: UiAccess): Promise<string> {
+      scheduler = new Scheduler({
+        reconcile: new ManualReconcile().fn,
+        intervalMs: 300_000,
+        timers: new FakeTimers(),
+      });
+      const bus = new LiveBus();
+      model = new UiModel({ scheduler, bus, pollMs: 60_000 });
+      server = await startHttpServer({
+        listen: { host: '127.0.0.1', port: 0 },
+        scheduler,
+        metrics: new BpaMetrics({ defaultMetrics: false }),
+        log: createLogger('silent', new Writable({ write: (_c, _e, done) => done() })),
+        routes: statusPageRoutes({
+          model,
+          bus,
+          guard: uiGuard(access),
+          extra: loginRoutes(access),
+          loggedIn: access.mode === 'token',
+        }),
+      });
+      return server.url;
+    }
+    afterEach(async () => {
+      await scheduler?.stop();
+      await server?.close();
+      server = undefined;
+    });
+
+    it('with a token: pages redirect to the login form, the stream answers 401, a bearer token or the session cookie gets in', async () => {
+      const url = await start({ mode: 'token', token: TOKEN });
+      const page = await call(`${url}/inventory?show=free`);
+      assert.equal(page.status, 303);
+      assert.equal(page.headers.location, '/ui/login?next=%2Finventory%3Fshow%3Dfree');
+      assert.doesNotMatch(page.body, /Inventory/);
+      const stream = await call(`${url}/ui/events`);
+      assert.equal(stream.status, 401);
+      assert.equal(stream.headers['www-authenticate'], 'Bearer realm="bpa"');
+      assert.equal(
+        (await call(`${url}/`, { headers: { authorization: 'Bearer nope' } })).status,
+        303,
+      );
+      assert.equal(
+        (await call(`${url}/`, { headers: { authorization: `Bearer ${TOKEN}` } })).status,
+        200,
+      );
+      assert.equal(
+        (await call(`${url}/ui/events`, { headers: { authorization: `Bearer ${TOKEN}` } })).status,
+        200,
+      );
+      // The stylesheet is no secret: the login form needs it.
+      assert.equal((await call(`${url}/ui/app.css`)).status, 200);
+
+      const form = await call(`${url}/ui/login?next=/history`);
+      assert.match(form.body, /<input type="hidden" name="next" value="\/history"/);
+      const post = (token: string, next: string): Promise<Reply> =>
+        call(`${url}/ui/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token, next }).toString(),
+        });
+      const wrong = await post('not-it', '/history');
+      assert.equal(wrong.status, 401);
+      assert.match(wrong.body, /That is not the token/);
+      assert.equal(wrong.headers['set-cookie'], undefined);
+      const right = await post(TOKEN, '/history');
+      assert.equal(right.status, 303);
+      assert.equal(right.headers.location, '/history');
+      const cookie = right.headers['set-cookie']?.[0] ?? '';
+      assert.match(
+        cookie,
+        /^bpa_ui=[0-9a-f]{64}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/,
+      );
+      assert.ok(!cookie.includes(TOKEN), 'the cookie is derived from the token, not the token');
+      const session = cookie.split(';')[0] ?? '';
+      const inside = await call(`${url}/history`, { headers: { cookie: session } });
+      assert.equal(inside.status, 200);
+      assert.match(inside.body, /action="\/ui\/logout"/);
+      assert.equal((await call(`${url}/ui/events`, { headers: { cookie: session } })).status, 200);
+      assert.equal(
+        (await call(`${url}/`, { headers: { cookie: 'bpa_ui=' + '0'.repeat(64) } })).status,
+        303,
+      );
+      // Never back to another site after the login.
+      for (const next of ['//evil.example/', '/\\evil.example', 'https://evil.example/'])
+        assert.equal((await post(TOKEN, next)).headers.location, '/', next);
+      const out = await call(`${url}/ui/logout`, { method: 'POST', headers: { cookie: session } });
+      assert.match(out.headers['set-cookie']?.[0] ?? '', /^bpa_ui=; .*Max-Age=0/);
+    });
+
+    it('off: every page answers 403 saying how to turn it on; nothing of the site is shown', async () => {
+      const access = uiAccess({ listenHost: '0.0.0.0' });
+      const url = await start(access);
+      const page = await call(`${url}/`);
+      assert.equal(page.status, 403);
+      assert.match(page.body, /The status page is off/);
+      assert.match(page.body, /--ui-token-file/);
+      assert.doesNotMatch(page.body, /Clusters/);
+      assert.equal((await call(`${url}/ui/events`)).status, 403);
+      assert.equal((await call(`${url}/ui/login`)).status, 404);
+    });
+
+    it('open on loopback: no login', async () => {
+      const url = await start(uiAccess({ listenHost: '127.0.0.1' }));
+      assert.equal((await call(`${url}/`)).status, 200);
+      assert.equal((await call(`${url}/ui/login`)).status, 404);
+    });
+  });
+});
