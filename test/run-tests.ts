@@ -9,7 +9,7 @@
  * Exits non-zero when either run fails.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isolatedArgv } from './netns/loopback-only.js';
@@ -44,6 +44,14 @@ const files = (given.length ? given : ['test/unit', 'test/integration']).flatMap
 const isolated = files.filter((f) => readFileSync(f, 'utf8').includes(MARKER));
 const plain = files.filter((f) => !isolated.includes(f));
 
+/**
+ * The reference installer's marker directory: lab hosts must write it into their own /etc
+ * overlay. Found in this machine's /etc after the run, a test ran the installer on hosts that
+ * share the machine's /etc, and every later lab test would see its markers.
+ */
+const MACHINE_MARKERS = '/etc/bpa-reference';
+const markersBefore = existsSync(MACHINE_MARKERS);
+
 let failed = false;
 if (plain.length) failed = (await run([MOCHA, ...plain])) !== 0 || failed;
 if (isolated.length) {
@@ -51,5 +59,11 @@ if (isolated.length) {
   if ('reason' in how) console.log(`\nNot isolated (${how.reason}): these tests skip.`);
   else console.log(`\nIn a loopback-only network namespace: ${isolated.join(' ')}`);
   failed = (await run('reason' in how ? [MOCHA, ...isolated] : how.argv)) !== 0 || failed;
+}
+if (!markersBefore && existsSync(MACHINE_MARKERS)) {
+  console.log(
+    `\n${MACHINE_MARKERS} appeared on this machine during the run: a test ran the reference installer on lab hosts without their own /etc (startLab({ isolatedPackages: true })).`,
+  );
+  failed = true;
 }
 process.exit(failed ? 1 : 0);

@@ -35,8 +35,8 @@ describe('plan --from-status against a status/ written by a real reconcile on la
   let state: string;
 
   before(async function () {
-    if (!labReady(canRunLab())) this.skip();
-    lab = await startLab({ hosts: 3 });
+    if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
+    lab = await startLab({ hosts: 3, isolatedPackages: true }); // the installer writes /etc on its hosts
     tmp = await mkdtemp(join(tmpdir(), 'bpa-from-status-lab-'));
     state = join(tmp, 'state');
     git = await startGitServer();

@@ -71,8 +71,8 @@ describe('the status page in a browser', function () {
       console.log(`    skipped: ${CHROMIUM} is not installed (Debian package chromium)`);
       this.skip();
     }
-    if (!labReady(canRunLab({ isolatedPackages: false }))) this.skip();
-    lab = await startLab({ hosts: 2 });
+    if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
+    lab = await startLab({ hosts: 2, isolatedPackages: true }); // the installer writes /etc on its hosts
     tmp = await mkdtemp(join(tmpdir(), 'bpa-page-'));
     gates = join(tmp, 'gates');
     await mkdir(gates);
