@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { createRun } from '../../reconcile/context.js';
 import { runSteps } from '../../reconcile/steps.js';
 import { silentLogger } from '../../util/log.js';
@@ -8,6 +8,7 @@ import { planHasChanges } from '../../plan/index.js';
 import { hasErrors } from '../../util/problem.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
+import { outputOption } from '../output-option.js';
 import { formatPlan } from '../output/plan.js';
 import { displayPath, formatText, problemsJson } from '../output/problems.js';
 
@@ -29,13 +30,9 @@ export function registerPlan(
       'show what bpa would change on the site, and why (exit 0: no changes, 2: changes, 1: errors)',
     )
     .argument('[path]', 'site directory', '.')
-    .addOption(
-      new Option('-o, --output <format>', 'output format')
-        .choices(['text', 'json'])
-        .default('text'),
-    )
+    .addOption(outputOption(['text', 'json']))
     .option('--out <dir>', "write each cluster's hosts.ini to DIR/<cluster>/hosts.ini");
-  const config = addConfigOptions(cmd, [
+  const resolveConfig = addConfigOptions(cmd, [
     'stateDir',
     'flavour',
     'prune',
@@ -62,7 +59,7 @@ export function registerPlan(
   cmd.action(async (path: string, opts: Record<string, unknown>) => {
     const run = createRun({
       site: { kind: 'path', path },
-      configFor: (site) => config(opts, site, env),
+      configFor: (site) => resolveConfig(opts, site, env),
       env,
       log: silentLogger(),
       now,
