@@ -1,9 +1,11 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError } from '@commander-js/extra-typings';
 import { BpaError, ConfigError, UsageError, messageOf } from '../util/errors.js';
 import { sanitize } from '../util/redact.js';
 import { printable } from '../util/printable.js';
 import { EXIT, type Io } from './io.js';
 import { registerApply } from './apply/index.js';
+import { registerCompletion } from './completion/index.js';
+import { addExamples } from './examples.js';
 import { registerPlan } from './plan/index.js';
 import { registerServe } from './serve/index.js';
 import { registerValidate } from './validate/index.js';
@@ -41,13 +43,15 @@ export async function main(
   let json = false;
   program.hook('preAction', (_program, action) => {
     command = `bpa ${action.name()}`;
-    const o = action.opts<{ output?: unknown; format?: unknown }>();
+    const o: { output?: unknown; format?: unknown } = action.opts();
     json = o.output === 'json' || o.format === 'json';
   });
   registerValidate(program, commandIo, env);
   registerPlan(program, commandIo, env, now);
   registerApply(program, commandIo, env, now);
   registerServe(program, commandIo, env);
+  registerCompletion(program, commandIo);
+  addExamples(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;

@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { Option, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import {
   OPTIONS,
   allowedText,
@@ -20,7 +20,10 @@ export type ResolveConfig = (
  * Flags are taken as given and checked by the registry, like the environment's and the Site's
  * values, so a bad value gets the same CONFIG_INVALID error whatever its source.
  */
-export function addConfigOptions(cmd: Command, names: readonly OptionName[]): ResolveConfig {
+export function addConfigOptions(
+  cmd: CommandUnknownOpts,
+  names: readonly OptionName[],
+): ResolveConfig {
   const attrs = new Map<OptionName, string[]>();
   for (const name of names) {
     const spec = OPTIONS[name] as OptionSpec<unknown>;
@@ -38,7 +41,7 @@ export function addConfigOptions(cmd: Command, names: readonly OptionName[]): Re
 }
 
 /** The earlier flag of a setting: hidden, working, and noted on stderr when used. */
-function addDeprecatedFlag(cmd: Command, spec: OptionSpec<unknown>): string {
+function addDeprecatedFlag(cmd: CommandUnknownOpts, spec: OptionSpec<unknown>): string {
   const old = new Option(spec.deprecatedFlag as string).hideHelp();
   cmd.addOption(old);
   const name = old.long ?? old.flags;

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { Command } from '@commander-js/extra-typings';
 import type { Config, ConfigFor } from '../../config/options.js';
 import { createRun, type RunContext } from '../../reconcile/context.js';
 import { runSteps } from '../../reconcile/steps.js';
@@ -66,8 +66,8 @@ export function registerApply(
     .argument('[path]', 'site directory', '.')
     .addOption(outputOption(OUTPUT_FORMATS));
   const resolveApplyConfig = addConfigOptions(apply, [...APPLY_OPTIONS, 'planHash']);
-  apply.action((path: string, opts: Record<string, unknown>) =>
-    run(path, (site) => resolveApplyConfig(opts, site, env), outputOf(opts), io, env, now),
+  apply.action((path, opts) =>
+    run(path, (site) => resolveApplyConfig(opts, site, env), opts.output, io, env, now),
   );
 
   const reconcile = program
@@ -75,9 +75,9 @@ export function registerApply(
     .description(
       'one reconcile: validate, observe, plan and apply a site directory, or (with --repo) a branch of a site repository, then commit status reports back to it',
     )
-    .argument('[path]', 'site directory (without --repo; default: the current directory)');
-  reconcile.option('--once', 'run once and exit (the controller loop is `bpa serve`)');
-  reconcile.addOption(outputOption(OUTPUT_FORMATS));
+    .argument('[path]', 'site directory (without --repo; default: the current directory)')
+    .option('--once', 'run once and exit (the controller loop is `bpa serve`)')
+    .addOption(outputOption(OUTPUT_FORMATS));
   const resolveReconcileConfig = addConfigOptions(reconcile, [
     ...APPLY_OPTIONS,
     'repoUrl',
@@ -91,8 +91,8 @@ export function registerApply(
     'trustedKeys',
     'allowedSigners',
   ]);
-  reconcile.action((path: string | undefined, opts: Record<string, unknown>) => {
-    if (!opts['once'])
+  reconcile.action((path, opts) => {
+    if (!opts.once)
       throw new UsageError('only --once is supported here; for a controller loop use bpa serve');
     const configFor: ConfigFor = (site) => resolveReconcileConfig(opts, site, env);
     const cfg = configFor(undefined);
@@ -100,8 +100,8 @@ export function registerApply(
       throw new UsageError(
         `give either a site directory (${path}) or a repository (--repo, BPA_REPO_URL), not both`,
       );
-    if (cfg.repoUrl) return reconcileRepo(configFor, outputOf(opts), io, env, now);
-    return run(path ?? '.', configFor, outputOf(opts), io, env, now);
+    if (cfg.repoUrl) return reconcileRepo(configFor, opts.output, io, env, now);
+    return run(path ?? '.', configFor, opts.output, io, env, now);
   });
 }
 
@@ -221,10 +221,6 @@ async function run(
 const SITE_INVALID = 'SITE_INVALID';
 const OUTPUT_FORMATS = ['text', 'json'] as const;
 type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-
-function outputOf(opts: Record<string, unknown>): OutputFormat {
-  return opts['output'] === 'json' ? 'json' : 'text';
-}
 
 /** Installer output: on stdout beside the text output; on stderr when stdout is one JSON document. */
 function installerLines(output: OutputFormat, io: Io): (line: string) => void {

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Command } from 'commander';
+import type { Command } from '@commander-js/extra-typings';
 import { createRun } from '../../reconcile/context.js';
 import { runSteps } from '../../reconcile/steps.js';
 import { silentLogger } from '../../util/log.js';
@@ -56,7 +56,7 @@ export function registerPlan(
     'allowSiteCommands',
     'packageMirrors',
   ]);
-  cmd.action(async (path: string, opts: Record<string, unknown>) => {
+  cmd.action(async (path, opts) => {
     const run = createRun({
       site: { kind: 'path', path },
       configFor: (site) => resolveConfig(opts, site, env),
@@ -68,7 +68,7 @@ export function registerPlan(
     const root = run.loaded?.root ?? path;
     const problems = run.problems.map((p) => ({ ...p, file: displayPath(root, p.file) }));
     const plan = run.plan;
-    if (opts['output'] === 'json') {
+    if (opts.output === 'json') {
       io.out(
         JSON.stringify(
           {
@@ -89,11 +89,12 @@ export function registerPlan(
         io.out(formatPlan(plan));
       }
     }
-    if (plan && typeof opts['out'] === 'string') {
+    const out = opts.out;
+    if (plan && out !== undefined) {
       for (const c of plan.clusters) {
         if (!c.hostsIni) continue;
-        await mkdir(join(opts['out'], c.cluster), { recursive: true });
-        await writeFile(join(opts['out'], c.cluster, 'hosts.ini'), c.hostsIni);
+        await mkdir(join(out, c.cluster), { recursive: true });
+        await writeFile(join(out, c.cluster, 'hosts.ini'), c.hostsIni);
       }
     }
     if (!plan || hasErrors(run.problems)) io.exit(EXIT.failed);

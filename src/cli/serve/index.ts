@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { Command } from '@commander-js/extra-typings';
 import { describeSource } from '../../config/options.js';
 import { UsageError } from '../../util/errors.js';
 import { createLogger } from '../../util/log.js';
@@ -34,9 +34,9 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'trustedKeys',
     'allowedSigners',
   ]);
-  cmd.action(async (opts: Record<string, unknown>) => {
+  cmd.action(async (opts) => {
     const cfg = resolveConfig(opts, undefined, env);
-    const watchDir = typeof opts['watch'] === 'string' ? opts['watch'] : undefined;
+    const watchDir = opts.watch;
     if (watchDir !== undefined && cfg.repoUrl)
       throw new UsageError(
         `give either --watch DIR or a repository (--repo, BPA_REPO_URL), not both: the repository comes from ${describeSource('repoUrl', cfg.sources.repoUrl ?? 'default')}`,
@@ -45,7 +45,7 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
       throw new UsageError('give a repository to follow (--repo URL) or a directory (--watch DIR)');
     // The controller's output is its log on stderr: JSON lines, or lines for a person (-o text).
     const log =
-      opts['output'] === 'text'
+      opts.output === 'text'
         ? createLogger(
             cfg.logLevel,
             humanLogStream((line) => io.err(line)),

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { Command } from '@commander-js/extra-typings';
 import { basename, dirname, resolve } from 'node:path';
 import { BpaError } from '../../util/errors.js';
 import { silentLogger } from '../../util/log.js';
@@ -12,7 +12,6 @@ import {
   formatGithub,
   formatText,
   problemsJson,
-  type ProblemFormat,
 } from '../output/problems.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
@@ -30,7 +29,7 @@ export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEn
     .argument('[path]', 'site directory or YAML file', '.')
     .addOption(outputOption(PROBLEM_FORMATS))
     .addOption(formatAliasOption(PROBLEM_FORMATS))
-    .action(async (path: string, opts: ValidateOptions) => {
+    .action(async (path, opts) => {
       const format = outputFormat(opts);
       const ctx = createRun({
         site: { kind: 'path', path },
@@ -98,8 +97,6 @@ export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEn
   // The operator's policy, so a pull request is judged as the controller will judge it.
   const resolvePolicy = addConfigOptions(cmd, ['allowSiteCommands', 'packageMirrors']);
 }
-
-type ValidateOptions = { output: ProblemFormat; format?: ProblemFormat } & Record<string, unknown>;
 
 const PATH_CODES = new Set(['PATH_NOT_FOUND', 'PATH_UNREADABLE']);
 
