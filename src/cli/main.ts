@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from '@commander-js/extra-typings';
 import { BpaError, ConfigError, UsageError, messageOf } from '../util/errors.js';
 import { sanitize } from '../util/redact.js';
@@ -10,7 +11,16 @@ import { registerPlan } from './plan/index.js';
 import { registerServe } from './serve/index.js';
 import { registerValidate } from './validate/index.js';
 
-const VERSION = '0.1.0';
+/**
+ * bpa's version, from package.json: its one place. The file is two levels up from both
+ * src/cli/main.ts and dist/cli/main.js, and the image ships it beside dist/.
+ */
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
 
 class ExitSignal {
   constructor(readonly code: number) {}
@@ -29,7 +39,7 @@ export async function main(
 ): Promise<number> {
   const program = new Command('bpa')
     .description('GitOps reconciler for bare-metal edge sites')
-    .version(VERSION)
+    .version(version())
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
