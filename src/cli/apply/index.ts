@@ -9,43 +9,15 @@ import { StalledError, UsageError } from '../../util/errors.js';
 import { createLogger } from '../../util/log.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
+import { APPLY_OPTIONS } from '../option-sets.js';
 import { formatApplyResult } from '../output/apply.js';
 import { humanLogStream } from '../output/human-log.js';
 import { formatPlan } from '../output/plan.js';
 import { displayPath, formatText, problemsJson } from '../output/problems.js';
 import { outputOption } from '../output-option.js';
 
-export const APPLY_OPTIONS = [
-  'stateDir',
-  'flavour',
-  'prune',
-  'inventoryDir',
-  'kubeconfig',
-  'namespaces',
-  'leases',
-  'ipOrder',
-  'maxParallelHosts',
-  'installerMode',
-  'installerCommand',
-  'scaleCommand',
-  'addonCommand',
-  'removeCommand',
-  'upgradeCommand',
-  'kubesprayDir',
-  'installerTimeout',
-  'installerImage',
-  'sshUser',
-  'sshPort',
-  'sshKey',
-  'bootstrapCredentials',
-  'bootstrapKubeconfig',
-  'namespace',
-  'stateClaim',
-  'sshKeySecret',
-  'logLevel',
-  'allowSiteCommands',
-  'packageMirrors',
-] as const;
+/** The settings of apply, reconcile and serve (src/cli/option-sets.ts). */
+export { APPLY_OPTIONS };
 
 /**
  * `bpa apply [PATH]` and `bpa reconcile --once [PATH]`: plan, then apply, journaled. A run

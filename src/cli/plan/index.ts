@@ -8,6 +8,7 @@ import { planHasChanges } from '../../plan/index.js';
 import { hasErrors } from '../../util/problem.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
+import { PLAN_OPTIONS } from '../option-sets.js';
 import { outputOption } from '../output-option.js';
 import { formatPlan } from '../output/plan.js';
 import { displayPath, formatText, problemsJson } from '../output/problems.js';
@@ -32,30 +33,7 @@ export function registerPlan(
     .argument('[path]', 'site directory', '.')
     .addOption(outputOption(['text', 'json']))
     .option('--out <dir>', "write each cluster's hosts.ini to DIR/<cluster>/hosts.ini");
-  const resolveConfig = addConfigOptions(cmd, [
-    'stateDir',
-    'flavour',
-    'prune',
-    'inventoryDir',
-    'kubeconfig',
-    'namespaces',
-    'leases',
-    'ipOrder',
-    'maxParallelHosts',
-    'installerMode',
-    'installerCommand',
-    'scaleCommand',
-    'addonCommand',
-    'removeCommand',
-    'upgradeCommand',
-    'kubesprayDir',
-    'installerImage',
-    'sshUser',
-    'sshPort',
-    'sshKey',
-    'allowSiteCommands',
-    'packageMirrors',
-  ]);
+  const resolveConfig = addConfigOptions(cmd, PLAN_OPTIONS);
   cmd.action(async (path, opts) => {
     const run = createRun({
       site: { kind: 'path', path },

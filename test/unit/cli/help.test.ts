@@ -28,8 +28,8 @@ describe('--help examples', function () {
     for (const command of commands.filter((c) => c !== 'help')) {
       const help = await runCli([command, '--help']);
       assert.match(help.stdout, /\nExamples:\n/, command);
-      for (const e of EXAMPLES[command] ?? []) {
-        assert.ok(help.stdout.includes(`  # ${e.what}\n  ${e.line}\n`), `${command}: ${e.line}`);
+      for (const [line, what] of EXAMPLES[command] ?? []) {
+        assert.ok(help.stdout.includes(`  # ${what}\n  ${line}\n`), `${command}: ${line}`);
       }
     }
   });
@@ -37,13 +37,13 @@ describe('--help examples', function () {
   it('every flag in an example is one its command takes', async () => {
     for (const [command, examples] of Object.entries(EXAMPLES)) {
       const flags = await flagsOf(command);
-      for (const e of examples) {
-        const words = e.line.split(/\s+/);
-        assert.ok(words.includes(command), `${e.line} runs bpa ${command}`);
+      for (const [line] of examples) {
+        const words = line.split(/\s+/);
+        assert.ok(words.includes(command), `${line} runs bpa ${command}`);
         for (const w of words.filter((w) => w.startsWith('-'))) {
           assert.ok(
             flags.has(w.split('=')[0] as string),
-            `${e.line}: ${w} is not a flag of bpa ${command}`,
+            `${line}: ${w} is not a flag of bpa ${command}`,
           );
         }
       }
@@ -57,16 +57,17 @@ describe('--help examples', function () {
     try {
       const local = Object.values(EXAMPLES)
         .flat()
-        .filter((e) => e.line.startsWith('bpa ') && e.line.includes(' sites/example'));
+        .map(([line]) => line)
+        .filter((line) => line.startsWith('bpa ') && line.includes(' sites/example'));
       assert.ok(local.length >= 4);
-      for (const e of local) {
-        const args = e.line
+      for (const line of local) {
+        const args = line
           .split(/\s+/)
           .slice(1)
           .map((w) => (w.startsWith('/tmp/') ? join(tmp, w.slice(5)) : w));
         const r = await runCli(args);
         // validate: 0 valid; plan: 2 changes (the example site is not applied).
-        assert.equal(r.code, args[0] === 'plan' ? 2 : 0, `${e.line}\n${r.stdout}${r.stderr}`);
+        assert.equal(r.code, args[0] === 'plan' ? 2 : 0, `${line}\n${r.stdout}${r.stderr}`);
         if (args.includes('--out'))
           assert.match(
             await readFile(join(tmp, 'inventories', 'cluster-east', 'hosts.ini'), 'utf8'),
