@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# bpa's image: docker build -t bpa:0.1.0 .
+# bpa's image: docker build -t bpa:"$(node -p 'require("./package.json").version')" .
 # Stages: build (TypeScript → dist/), deps (production node_modules only), runtime (Node.js,
 # git and the OpenSSH client, running as uid 10001). docs/deploy.md describes the image.
 
@@ -26,7 +26,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 # ---- runtime ---------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 
-ARG VERSION=0.1.0
+# The image label; bpa --version reads package.json. docs/deploy.md passes package.json's version.
+ARG VERSION=unknown
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="bpa" \
       org.opencontainers.image.description="GitOps reconciler for bare-metal edge sites: validate, plan and provision clusters from a site repository" \

@@ -8,8 +8,9 @@ set -euo pipefail
 # jq: the GitHub CLI stand-in of test/unit/scripts/pr-comment.test.ts runs its --jq filters.
 # chromium: the status page is tested in a real headless browser (test/integration/ui/),
 # driven by playwright-core.
+# zsh, fish: the completion scripts of `bpa completion` are loaded and run in them.
 pkgs=(git openssh-server openssh-client iproute2 dnsmasq busybox ansible-core sshpass gnupg gpgv
-  sudo ansible python3-jmespath jq chromium)
+  sudo ansible python3-jmespath jq chromium zsh fish)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

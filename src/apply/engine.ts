@@ -120,9 +120,9 @@ async function applyCluster(
     // The applied state this action starts from: recorded when an action completes, so the
     // same work asked for again later (a node removed, then added back) is new work.
     const generation = (await deps.store.readCluster(c.cluster))?.appliedAt ?? '';
-    const run = new ActionRun(
+    const run = new ActionRun({
       action,
-      c,
+      cluster: c,
       clusterDir,
       journal,
       deps,
@@ -130,7 +130,7 @@ async function applyCluster(
       outcome,
       planHash,
       generation,
-    );
+    });
     try {
       await run.execute();
       outcome.result = 'done';
@@ -162,21 +162,45 @@ function errorOf(err: unknown, fallback: string): { code: string; message: strin
     : { code: fallback, message: redact(messageOf(err)) };
 }
 
+/** What one action runs with. */
+interface ActionRunOptions {
+  action: Action;
+  /** The plan of the action's cluster (nodes, inventory, desired state). */
+  cluster: ClusterPlan;
+  /** The cluster's state directory (inventory, artifacts, journal). */
+  clusterDir: string;
+  journal: Journal;
+  deps: ApplyDeps;
+  log: Logger;
+  /** Filled in as the steps run. */
+  outcome: ActionOutcome;
+  planHash: string;
+  /** When the applied state this action starts from was recorded ('' for none). */
+  generation: string;
+}
+
 /** The steps of one action, journaled. */
 class ActionRun {
   private readonly digest: string;
+  private readonly action: Action;
+  private readonly cluster: ClusterPlan;
+  private readonly clusterDir: string;
+  private readonly journal: Journal;
+  private readonly deps: ApplyDeps;
+  private readonly log: Logger;
+  private readonly outcome: ActionOutcome;
+  private readonly planHash: string;
 
-  constructor(
-    private readonly action: Action,
-    private readonly cluster: ClusterPlan,
-    private readonly clusterDir: string,
-    private readonly journal: Journal,
-    private readonly deps: ApplyDeps,
-    private readonly log: Logger,
-    private readonly outcome: ActionOutcome,
-    private readonly planHash: string,
-    generation: string,
-  ) {
+  constructor(options: ActionRunOptions) {
+    const { action, cluster, generation } = options;
+    this.action = action;
+    this.cluster = cluster;
+    this.clusterDir = options.clusterDir;
+    this.journal = options.journal;
+    this.deps = options.deps;
+    this.log = options.log;
+    this.outcome = options.outcome;
+    this.planHash = options.planHash;
     // Keyed by the work itself and the applied state it starts from, so an interrupted action
     // is recognised across plans (a lease moved, the plan hash changed), and nothing else is.
     const installerInputs =

@@ -1,16 +1,28 @@
-import { Command, CommanderError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from '@commander-js/extra-typings';
 import { BpaError, ConfigError, UsageError, messageOf } from '../util/errors.js';
 import { sanitize } from '../util/redact.js';
 import { printable } from '../util/printable.js';
 import { EXIT, type Io } from './io.js';
 import { registerApply } from './apply/index.js';
 import { registerDiff } from './diff/index.js';
+import { registerCompletion } from './completion/index.js';
+import { addExamples } from './examples.js';
 import { registerPlan } from './plan/index.js';
 import { registerServe } from './serve/index.js';
 import { registerStatus } from './status/index.js';
 import { registerValidate } from './validate/index.js';
 
-const VERSION = '0.1.0';
+/**
+ * bpa's version, from package.json: its one place. The file is two levels up from both
+ * src/cli/main.ts and dist/cli/main.js, and the image ships it beside dist/.
+ */
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
 
 class ExitSignal {
   constructor(readonly code: number) {}
@@ -29,7 +41,7 @@ export async function main(
 ): Promise<number> {
   const program = new Command('bpa')
     .description('GitOps reconciler for bare-metal edge sites')
-    .version(VERSION)
+    .version(version())
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
@@ -43,7 +55,7 @@ export async function main(
   let json = false;
   program.hook('preAction', (_program, action) => {
     command = `bpa ${action.name()}`;
-    const o = action.opts<{ output?: unknown; format?: unknown }>();
+    const o: { output?: unknown; format?: unknown } = action.opts();
     json = o.output === 'json' || o.format === 'json';
   });
   registerValidate(program, commandIo, env);
@@ -52,6 +64,8 @@ export async function main(
   registerApply(program, commandIo, env, now);
   registerServe(program, commandIo, env);
   registerStatus(program, commandIo);
+  registerCompletion(program, commandIo);
+  addExamples(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;

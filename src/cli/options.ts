@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { Option, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import {
   OPTIONS,
   allowedText,
@@ -9,7 +9,7 @@ import {
 } from '../config/options.js';
 
 /** A command's settings, resolved from its flags, the environment and the Site document. */
-export type ConfigFor = (
+export type ResolveConfig = (
   opts: Record<string, unknown>,
   site: Record<string, unknown> | undefined,
   env: NodeJS.ProcessEnv,
@@ -20,19 +20,40 @@ export type ConfigFor = (
  * Flags are taken as given and checked by the registry, like the environment's and the Site's
  * values, so a bad value gets the same CONFIG_INVALID error whatever its source.
  */
-export function addConfigOptions(cmd: Command, names: readonly OptionName[]): ConfigFor {
-  const attrs = new Map<OptionName, string>();
+export function addConfigOptions(
+  cmd: CommandUnknownOpts,
+  names: readonly OptionName[],
+): ResolveConfig {
+  const attrs = new Map<OptionName, string[]>();
   for (const name of names) {
     const spec = OPTIONS[name] as OptionSpec<unknown>;
     const opt = new Option(spec.flag, `${spec.description}${helpDetail(spec)} [env ${spec.env}]`);
     cmd.addOption(opt);
-    attrs.set(name, opt.attributeName());
+    attrs.set(name, [opt.attributeName()]);
+    if (spec.deprecatedFlag) attrs.get(name)?.push(addDeprecatedFlag(cmd, spec));
   }
   return (opts, site, env) => {
     const flags: Record<string, unknown> = {};
-    for (const [name, attr] of attrs) flags[name] = opts[attr];
+    for (const [name, [attr, old]] of attrs)
+      flags[name] = opts[attr as string] ?? (old && opts[old]);
     return resolveConfig(names, flags, env, site);
   };
+}
+
+/** The earlier flag of a setting: hidden, working, and noted on stderr when used. */
+function addDeprecatedFlag(cmd: CommandUnknownOpts, spec: OptionSpec<unknown>): string {
+  const old = new Option(spec.deprecatedFlag as string).hideHelp();
+  cmd.addOption(old);
+  const name = old.long ?? old.flags;
+  let noted = false;
+  // Fired for each value of a variadic flag: noted once.
+  cmd.on(`option:${old.name()}`, () => {
+    if (noted) return;
+    noted = true;
+    const now = spec.flag.split(' ')[0] as string;
+    cmd.configureOutput().writeErr?.(`bpa: ${name} is deprecated; use ${now}\n`);
+  });
+  return old.attributeName();
 }
 
 function helpDetail(spec: OptionSpec<unknown>): string {

@@ -13,6 +13,11 @@ type Kind = 'string' | 'integer' | 'boolean' | 'list' | 'duration';
 export interface OptionSpec<T> {
   /** commander flag syntax. */
   flag: string;
+  /**
+   * An earlier flag of the setting (commander syntax) that still works: hidden from --help,
+   * and its use prints a one-line note on stderr naming `flag`.
+   */
+  deprecatedFlag?: string;
   env: string;
   /** Path in the Site document's spec, when the setting may be written there. */
   site?: string[];
@@ -99,7 +104,8 @@ export const OPTIONS = {
       'list BareMetalHosts from the Kubernetes API with this kubeconfig (KUBECONFIG or in-cluster config otherwise, when the Site says source: kubernetes)',
   } as OptionSpec<string>,
   namespaces: {
-    flag: '--namespace <ns...>',
+    flag: '--inventory-namespace <ns...>',
+    deprecatedFlag: '--namespace <ns...>',
     env: 'BPA_NAMESPACES',
     site: ['inventory', 'namespaces'],
     default: [],

@@ -1,9 +1,9 @@
 import { resolveNodeIp, type IpSource, type SkippedAddress } from '../observe/inventory/ip.js';
 import { hostMacs, type Host, type Lease } from '../observe/types.js';
-import { factsKey, type NodeFacts } from '../observe/facts.js';
-import type { AppliedCluster, AppliedNode, AppliedState } from '../state/applied.js';
+import type { NodeFacts } from '../observe/facts.js';
+import type { AppliedCluster, AppliedState } from '../state/applied.js';
 import { error, type Problem } from '../util/problem.js';
-import type { ClusterModel, NodeSpec, PackageSpec, Role, SiteModel } from '../validate/model.js';
+import type { ClusterModel, NodeSpec, SiteModel } from '../validate/model.js';
 import { assignHosts, hostKey, type Placement, type PriorAssignment } from './assign.js';
 import type { ExecutionSettings } from '../config/execution.js';
 import { planHash } from './hash.js';
@@ -12,11 +12,15 @@ import {
   ACTION_ORDER,
   type Action,
   type ClusterPlan,
-  type PackageChange,
   type Plan,
   type PlannedNode,
 } from './types.js';
 import { pluralize, word } from '../util/pluralize.js';
+import { inputsOf, type ClusterDiff } from './diff/context.js';
+import { diffNodes } from './diff/nodes.js';
+import { diffPlugins } from './diff/plugins.js';
+import { diffPackages, newClusterPackages } from './diff/packages.js';
+import { planUpgrade } from './diff/kubernetes.js';
 
 export * from './types.js';
 
@@ -133,15 +137,6 @@ function nodeWhere(
   };
 }
 
-function inputsOf(cluster: ClusterModel, what: 'provisioning' | 'software' | 'both'): string[] {
-  const out: string[] = [];
-  if (what !== 'software')
-    out.push(`Provisioning ${cluster.provisioning.name} (${cluster.provisioning.ref.file})`);
-  if (what !== 'provisioning' && cluster.software)
-    out.push(`Software ${cluster.software.name} (${cluster.software.ref.file})`);
-  return out;
-}
-
 function diffCluster(
   cluster: ClusterModel,
   nodes: PlannedNode[],
@@ -153,8 +148,6 @@ function diffCluster(
   const actions: Action[] = [];
   const notes: string[] = [];
   const name = cluster.name;
-  const desiredPackages = (roles: readonly Role[]): PackageSpec[] =>
-    packagesFor(cluster.masterSoftware, cluster.workerSoftware, roles);
 
   if (blocked) {
     notes.push(
@@ -170,21 +163,22 @@ function diffCluster(
       inputs: inputsOf(cluster, 'provisioning'),
       plugins: [...cluster.plugins],
     });
-    const packages = nodes.flatMap((n) =>
-      desiredPackages(n.roles).map((p) => ({ node: n.name, name: p.name, to: p.version })),
-    );
-    if (packages.length) {
-      actions.push({
-        kind: 'install-packages',
-        cluster: name,
-        nodes: nodesOf(packages),
-        reason: 'new cluster: every node gets the packages of its roles',
-        inputs: inputsOf(cluster, 'software'),
-        packages,
-      });
-    }
+    const packages = newClusterPackages(cluster, nodes);
+    if (packages) actions.push(packages);
   } else {
-    diffNodes(cluster, nodes, applied, input, actions, notes, desiredPackages);
+    // A running cluster: one diff per concern, in this order (each follows the node diff).
+    const d: ClusterDiff = {
+      cluster,
+      nodes,
+      applied,
+      prune: input.prune,
+      ...(input.facts ? { facts: input.facts } : {}),
+      actions,
+      notes,
+    };
+    diffNodes(d);
+    diffPlugins(d);
+    diffPackages(d);
   }
   if (cluster.plugins.length && input.settings && !input.settings.installer.commands.addon) {
     problems.push(
@@ -281,263 +275,6 @@ function etcdMembers(
   return etcd;
 }
 
-function diffNodes(
-  cluster: ClusterModel,
-  nodes: PlannedNode[],
-  applied: AppliedCluster,
-  input: PlanInput,
-  actions: Action[],
-  notes: string[],
-  desiredPackages: (roles: readonly Role[]) => PackageSpec[],
-): void {
-  const name = cluster.name;
-  const before = new Map(applied.nodes.map((n) => [n.name, n]));
-  const added: PlannedNode[] = [];
-  const removed: AppliedNode[] = [];
-  for (const n of nodes) {
-    const was = before.get(n.name);
-    if (!was) {
-      n.change = 'add';
-      added.push(n);
-      continue;
-    }
-    const replaced = was.host !== n.host || !sameRoles(was.roles, n.roles);
-    if (replaced) {
-      const why =
-        was.host !== n.host
-          ? `host ${was.host} → ${n.host} (${n.placement})`
-          : `roles ${was.roles.join('+')} → ${n.roles.join('+')}`;
-      if (input.prune) {
-        n.change = 'add';
-        added.push(n);
-        removed.push(was);
-        notes.push(`node ${n.name} is replaced: ${why}`);
-      } else {
-        // Without pruning the node stays as it was applied; the plan says what would happen.
-        Object.assign(n, {
-          host: was.host,
-          mac: was.mac,
-          ip: was.ip,
-          roles: [...was.roles],
-          change: 'keep',
-        });
-        notes.push(
-          `node ${n.name} needs replacing (${why}); run with --prune to remove and re-add it`,
-        );
-      }
-      continue;
-    }
-    if (was.ip !== n.ip) {
-      n.change = 'update';
-      n.details = [`ip ${was.ip} → ${n.ip}`];
-    }
-  }
-  const desiredNames = new Set(nodes.map((n) => n.name));
-  for (const was of applied.nodes) {
-    if (desiredNames.has(was.name)) continue;
-    if (input.prune) removed.push(was);
-    else
-      notes.push(
-        `node ${was.name} is no longer in the site; run with --prune to remove it from the cluster`,
-      );
-  }
-  if (added.length) {
-    actions.push({
-      kind: 'add-nodes',
-      cluster: name,
-      nodes: added.map((n) => n.name),
-      reason: `${added.map((n) => `${n.name} (${n.roles.join('+')})`).join(', ')} ${word(added.length, 'is', 'are')} new in the site`,
-      inputs: inputsOf(cluster, 'provisioning'),
-    });
-  }
-  if (removed.length) {
-    for (const r of removed) {
-      if (!nodes.some((n) => n.name === r.name && n.change === 'add')) {
-        nodes.push({
-          name: r.name,
-          roles: [...r.roles],
-          host: r.host,
-          mac: r.mac,
-          ip: r.ip,
-          ipSource: 'applied state',
-          change: 'remove',
-          placement: 'removed',
-        });
-      }
-    }
-    actions.push({
-      kind: 'remove-nodes',
-      cluster: name,
-      nodes: removed.map((n) => n.name),
-      reason: `${removed.map((n) => n.name).join(', ')} ${word(removed.length, 'is', 'are')} no longer in the site (or replaced), and pruning is allowed`,
-      inputs: inputsOf(cluster, 'provisioning'),
-    });
-  }
-  const newPlugins = cluster.plugins.filter((p) => !applied.plugins.includes(p));
-  if (newPlugins.length) {
-    actions.push({
-      kind: 'install-plugins',
-      cluster: name,
-      nodes: [],
-      reason: `${word(newPlugins.length, 'plugin')} ${newPlugins.join(', ')} added to KUDPlugins`,
-      inputs: inputsOf(cluster, 'provisioning'),
-      plugins: newPlugins,
-    });
-  }
-  const goneplugins = applied.plugins.filter((p) => !cluster.plugins.includes(p));
-  if (goneplugins.length)
-    notes.push(
-      `${word(goneplugins.length, 'plugin')} ${goneplugins.join(', ')} removed from KUDPlugins: bpa does not uninstall plugins; remove ${word(goneplugins.length, 'it', 'them')} by hand`,
-    );
-
-  // Packages: new nodes get everything of their roles; others get the difference between
-  // what their roles ask for now and what bpa applied before; and where the node itself
-  // reports something else than what was applied (removed or changed by hand), fix-drift.
-  const changes: Record<'install' | 'upgrade' | 'remove' | 'drift', PackageChange[]> = {
-    install: [],
-    upgrade: [],
-    remove: [],
-    drift: [],
-  };
-  for (const n of nodes) {
-    if (n.change === 'remove') continue;
-    const want = desiredPackages(n.roles);
-    if (n.change === 'add') {
-      for (const p of want) changes.install.push({ node: n.name, name: p.name, to: p.version });
-      continue;
-    }
-    const facts = input.facts?.get(factsKey(name, n.name));
-    if (facts && !facts.reachable) {
-      notes.push(
-        `node ${n.name} is unreachable, its packages were not checked: ${facts.error?.message ?? 'no answer'}`,
-      );
-    }
-    const seen = facts?.reachable ? facts.installed : undefined;
-    const had = new Map(appliedPackages(applied, n.roles).map((p) => [p.name, p]));
-    for (const p of want) {
-      const h = had.get(p.name);
-      const now = seen?.[p.name];
-      had.delete(p.name);
-      if (!h) {
-        changes.install.push({ node: n.name, name: p.name, from: now ?? undefined, to: p.version });
-      } else if (p.version !== undefined && h.version !== p.version) {
-        // Unpinning needs no change on the node; a new or changed pin does.
-        changes.upgrade.push({ node: n.name, name: p.name, from: now ?? h.version, to: p.version });
-      } else if (
-        seen &&
-        p.name in seen &&
-        (now === null || (p.version !== undefined && now !== p.version))
-      ) {
-        changes.drift.push({ node: n.name, name: p.name, from: now ?? undefined, to: p.version });
-      }
-    }
-    for (const h of had.values()) {
-      if (input.prune)
-        changes.remove.push({ node: n.name, name: h.name, from: seen?.[h.name] ?? h.version });
-    }
-    if (!input.prune && had.size) {
-      notes.push(
-        `node ${n.name}: ${word(had.size, 'package')} ${[...had.keys()].join(', ')} no longer listed; run with --prune to remove ${word(had.size, 'it', 'them')}`,
-      );
-    }
-  }
-  const packageAction = (kind: Action['kind'], list: PackageChange[], reason: string): void => {
-    if (list.length)
-      actions.push({
-        kind,
-        cluster: name,
-        nodes: nodesOf(list),
-        reason,
-        inputs: inputsOf(cluster, 'software'),
-        packages: list,
-      });
-  };
-  packageAction('install-packages', changes.install, summarize('install', changes.install));
-  packageAction('upgrade-packages', changes.upgrade, summarize('upgrade', changes.upgrade));
-  packageAction('remove-packages', changes.remove, summarize('remove', changes.remove));
-  packageAction(
-    'fix-drift',
-    changes.drift,
-    `nodes differ from what was applied: ${changes.drift.map((d) => `${d.node} has ${d.name} ${d.from ?? 'not installed'}${d.to ? `, wanted ${d.to}` : ''}`).join('; ')}`,
-  );
-}
-
-/** `v1.27.10` → [1, 27, 10]. */
-function versionParts(v: string): number[] {
-  return v.replace(/^v/, '').split('.').map(Number);
-}
-
-/**
- * A change of the site's kubernetesVersion on a running cluster: an upgrade-cluster action of
- * the nodes already in it, one minor version at a time, never a downgrade. Node changes go
- * first, at the version the cluster runs (a node joined at a newer version than the control
- * plane is refused by kubeadm); the upgrade follows in the next plan. Returns the version the
- * inventory gives the installer.
- */
-function planUpgrade(
-  cluster: ClusterModel,
-  nodes: readonly PlannedNode[],
-  applied: AppliedCluster,
-  actions: Action[],
-  notes: string[],
-  problems: Problem[],
-): string | undefined {
-  const want = cluster.kubernetesVersion;
-  const had = applied.kubernetesVersion;
-  if (want === undefined) {
-    if (had !== undefined)
-      notes.push(
-        `kubernetesVersion is no longer set: the cluster stays on ${had}, which its inventory keeps`,
-      );
-    return had;
-  }
-  if (want === had) return want;
-  const where = {
-    file: cluster.provisioning.ref.file,
-    doc: cluster.provisioning.ref.doc,
-    pointer: '/spec/kubernetesVersion',
-  };
-  if (had !== undefined) {
-    const [a = 0, b = 0, c = 0] = versionParts(had);
-    const [x = 0, y = 0, z = 0] = versionParts(want);
-    if (x < a || (x === a && (y < b || (y === b && z < c)))) {
-      problems.push(
-        error(
-          'KUBERNETES_DOWNGRADE',
-          `cluster ${cluster.name}: kubernetesVersion ${want} is lower than ${had}, which the cluster runs; Kubernetes is not downgraded`,
-          where,
-        ),
-      );
-      return had;
-    }
-    if (x !== a || y > b + 1) {
-      problems.push(
-        error(
-          'KUBERNETES_UPGRADE_SKIPS_MINOR',
-          `cluster ${cluster.name}: kubernetesVersion ${want} skips a minor version of ${had}, which the cluster runs; upgrade one minor version at a time`,
-          where,
-        ),
-      );
-      return had;
-    }
-  }
-  const from = had ?? "the installer's default";
-  if (actions.some((a) => a.kind === 'add-nodes' || a.kind === 'remove-nodes')) {
-    notes.push(
-      `the upgrade of Kubernetes ${from} → ${want} waits until the node changes are applied (nodes join at the version the cluster runs); the next reconcile plans it`,
-    );
-    return had;
-  }
-  actions.push({
-    kind: 'upgrade-cluster',
-    cluster: cluster.name,
-    nodes: nodes.filter((n) => n.change !== 'remove' && n.change !== 'add').map((n) => n.name),
-    reason: `Kubernetes ${from} → ${want}`,
-    inputs: inputsOf(cluster, 'provisioning'),
-  });
-  return want;
-}
-
 function removedCluster(a: AppliedCluster, input: PlanInput): ClusterPlan {
   const nodes: PlannedNode[] = a.nodes.map((n) => ({
     ...n,
@@ -567,41 +304,4 @@ function removedCluster(a: AppliedCluster, input: PlanInput): ClusterPlan {
     plan.notes.push('the cluster is no longer in the site; run with --prune to remove its nodes');
   }
   return plan;
-}
-
-/**
- * The packages of a node's roles; a dual-role node gets both lists, the masters' pin first
- * (two different pins are a PACKAGE_CONFLICT of the site: it does not validate).
- */
-function packagesFor(
-  master: PackageSpec[],
-  worker: PackageSpec[],
-  roles: readonly Role[],
-): PackageSpec[] {
-  const out = new Map<string, PackageSpec>();
-  for (const role of roles) {
-    for (const p of role === 'master' ? master : worker) if (!out.has(p.name)) out.set(p.name, p);
-  }
-  return [...out.values()];
-}
-
-function appliedPackages(applied: AppliedCluster, roles: readonly Role[]): PackageSpec[] {
-  const out = new Map<string, PackageSpec>();
-  for (const role of roles)
-    for (const p of applied.packages[role] ?? []) if (!out.has(p.name)) out.set(p.name, p);
-  return [...out.values()];
-}
-
-function sameRoles(a: readonly Role[], b: readonly Role[]): boolean {
-  return a.length === b.length && a.every((r) => b.includes(r));
-}
-
-function nodesOf(changes: PackageChange[]): string[] {
-  return [...new Set(changes.map((c) => c.node))];
-}
-
-function summarize(verb: string, changes: PackageChange[]): string {
-  const names = [...new Set(changes.map((c) => (c.to ? `${c.name}=${c.to}` : c.name)))];
-  const nodes = nodesOf(changes);
-  return `${verb} ${names.join(', ')} on ${pluralize(nodes.length, 'node')}`;
 }

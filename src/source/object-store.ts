@@ -22,7 +22,7 @@ import { createDeflate, createInflate, deflateSync, inflateSync } from 'node:zli
 import fs from 'node:fs';
 import git from 'isomorphic-git';
 import type { GitObject, ObjectReader } from './site-tree.js';
-import { IN_MEMORY_MAX, type ObjectType } from './pack-scan.js';
+import { IN_MEMORY_MAX, entryHead, type ObjectType } from './pack-scan.js';
 
 const TYPE_NUMBER: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3, tag: 4 };
 const TYPE_NAME: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
@@ -150,17 +150,8 @@ function readEntry(at: Located): {
   try {
     const head = Buffer.alloc(Math.min(32, at.end - at.offset));
     readSync(fd, head, 0, head.length, at.offset);
-    let i = 0;
-    let byte = head[i++] ?? 0;
-    const kind = (byte >> 4) & 7;
-    let size = byte & 0x0f;
-    let shift = 4;
-    while (byte & 0x80) {
-      byte = head[i++] ?? 0;
-      size += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    }
-    const dataStart = at.offset + i;
+    const { kind, size, length } = entryHead(head);
+    const dataStart = at.offset + length;
     return {
       type: TYPE_NAME[kind],
       size,

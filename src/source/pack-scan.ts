@@ -287,19 +287,11 @@ export class PackScan {
 
   private header(pos: number): PackEntry {
     const head = this.read(pos, Math.min(64, this.fileSize - pos));
-    let i = 0;
-    let byte = head[i++] ?? 0;
-    const kind = (byte >> 4) & 7;
-    let size = byte & 0x0f;
-    let shift = 4;
-    while (byte & 0x80) {
-      byte = head[i++] ?? 0;
-      size += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    }
+    const { kind, size, length } = entryHead(head);
+    let i = length;
     const e: PackEntry = { offset: pos, end: 0, kind, size, dataStart: 0 };
     if (kind === OFS_DELTA) {
-      byte = head[i++] ?? 0;
+      let byte = head[i++] ?? 0;
       let back = byte & 0x7f;
       while (byte & 0x80) {
         byte = head[i++] ?? 0;
@@ -421,4 +413,22 @@ function readHead(file: string): Buffer {
 /** git's object id: sha1 of "<type> <size>\0" and the content. */
 export function objectHash(type: ObjectType, size: number): Hash {
   return createHash('sha1').update(`${type} ${size}\0`);
+}
+
+/**
+ * A pack entry's type and inflated size, from the variable-length header at the start of
+ * `head`, and the header's length in bytes.
+ */
+export function entryHead(head: Buffer): { kind: number; size: number; length: number } {
+  let i = 0;
+  let byte = head[i++] ?? 0;
+  const kind = (byte >> 4) & 7;
+  let size = byte & 0x0f;
+  let shift = 4;
+  while (byte & 0x80) {
+    byte = head[i++] ?? 0;
+    size += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+  }
+  return { kind, size, length: i };
 }

@@ -2,7 +2,7 @@
  * Every error code bpa raises at run time (not the site problems of validate/codes.ts), with
  * its default retry decision, what it means and what to do. One list: BpaError accepts only
  * these codes, the docs page docs/errors.md is generated from it (a test checks it is
- * current), and `--format json` and the status reports carry these codes.
+ * current), and `-o json` and the status reports carry these codes.
  *
  * Retry kinds (Flux's model): stalled — needs a person, retrying the same input is pointless;
  * waiting — retry after a known delay; transient — retry with backoff.
@@ -317,7 +317,7 @@ export const RUNTIME_CODES = {
     area: kube,
     summary:
       'BareMetalHosts cannot be listed from the Kubernetes API: a refused connection, 401, 403 (RBAC), 404 (the metal3 API is not served), a configured namespace that does not exist, or a server error',
-    fix: "the message says which: check the credentials, grant list on baremetalhosts and hardwaredata (and get on namespaces) to bpa's service account, install metal3's CRDs, or fix spec.inventory.namespaces (BPA_NAMESPACES, --namespace); server errors are retried",
+    fix: "the message says which: check the credentials, grant list on baremetalhosts and hardwaredata (and get on namespaces) to bpa's service account, install metal3's CRDs, or fix spec.inventory.namespaces (BPA_NAMESPACES, --inventory-namespace); server errors are retried",
   },
   KUBE_API_ERROR: {
     retry: 'transient',

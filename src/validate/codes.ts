@@ -1,6 +1,6 @@
 /**
  * Every problem code bpa reports about a site, with what it means and what to do. The list
- * is the contract of `--format json`; docs/site-format.md documents each entry (a test checks
+ * is the contract of `-o json`; docs/site-format.md documents each entry (a test checks
  * that it does).
  */
 export interface CodeInfo {

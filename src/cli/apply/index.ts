@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { Command } from '@commander-js/extra-typings';
 import type { Config, ConfigFor } from '../../config/options.js';
 import { createRun, type RunContext } from '../../reconcile/context.js';
 import { runSteps } from '../../reconcile/steps.js';
@@ -9,42 +9,15 @@ import { StalledError, UsageError } from '../../util/errors.js';
 import { createLogger } from '../../util/log.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
+import { APPLY_OPTIONS } from '../option-sets.js';
 import { formatApplyResult } from '../output/apply.js';
 import { humanLogStream } from '../output/human-log.js';
 import { formatPlan } from '../output/plan.js';
-import { displayPath, formatText } from '../output/problems.js';
+import { displayPath, formatText, problemsJson } from '../output/problems.js';
+import { outputOption } from '../output-option.js';
 
-export const APPLY_OPTIONS = [
-  'stateDir',
-  'flavour',
-  'prune',
-  'inventoryDir',
-  'kubeconfig',
-  'namespaces',
-  'leases',
-  'ipOrder',
-  'maxParallelHosts',
-  'installerMode',
-  'installerCommand',
-  'scaleCommand',
-  'addonCommand',
-  'removeCommand',
-  'upgradeCommand',
-  'kubesprayDir',
-  'installerTimeout',
-  'installerImage',
-  'sshUser',
-  'sshPort',
-  'sshKey',
-  'bootstrapCredentials',
-  'bootstrapKubeconfig',
-  'namespace',
-  'stateClaim',
-  'sshKeySecret',
-  'logLevel',
-  'allowSiteCommands',
-  'packageMirrors',
-] as const;
+/** The settings of apply, reconcile and serve (src/cli/option-sets.ts). */
+export { APPLY_OPTIONS };
 
 /**
  * `bpa apply [PATH]` and `bpa reconcile --once [PATH]`: plan, then apply, journaled. A run
@@ -62,10 +35,11 @@ export function registerApply(
     .description(
       'apply the current plan of a site directory (exit 0 applied or nothing to do, 1 failed or refused)',
     )
-    .argument('[path]', 'site directory', '.');
-  const applyConfig = addConfigOptions(apply, [...APPLY_OPTIONS, 'planHash']);
-  apply.action((path: string, opts: Record<string, unknown>) =>
-    run(path, (site) => applyConfig(opts, site, env), io, env, now),
+    .argument('[path]', 'site directory', '.')
+    .addOption(outputOption(OUTPUT_FORMATS));
+  const resolveApplyConfig = addConfigOptions(apply, [...APPLY_OPTIONS, 'planHash']);
+  apply.action((path, opts) =>
+    run(path, (site) => resolveApplyConfig(opts, site, env), opts.output, io, env, now),
   );
 
   const reconcile = program
@@ -73,9 +47,10 @@ export function registerApply(
     .description(
       'one reconcile: validate, observe, plan and apply a site directory, or (with --repo) a branch of a site repository, then commit status reports back to it',
     )
-    .argument('[path]', 'site directory (without --repo; default: the current directory)');
-  reconcile.option('--once', 'run once and exit (the controller loop is `bpa serve`)');
-  const reconcileConfig = addConfigOptions(reconcile, [
+    .argument('[path]', 'site directory (without --repo; default: the current directory)')
+    .option('--once', 'run once and exit (the controller loop is `bpa serve`)')
+    .addOption(outputOption(OUTPUT_FORMATS));
+  const resolveReconcileConfig = addConfigOptions(reconcile, [
     ...APPLY_OPTIONS,
     'repoUrl',
     'ref',
@@ -92,23 +67,24 @@ export function registerApply(
     'gitSshKey',
     'gitKnownHosts',
   ]);
-  reconcile.action((path: string | undefined, opts: Record<string, unknown>) => {
-    if (!opts['once'])
+  reconcile.action((path, opts) => {
+    if (!opts.once)
       throw new UsageError('only --once is supported here; for a controller loop use bpa serve');
-    const configFor: ConfigFor = (site) => reconcileConfig(opts, site, env);
+    const configFor: ConfigFor = (site) => resolveReconcileConfig(opts, site, env);
     const cfg = configFor(undefined);
     if (cfg.repoUrl && path !== undefined)
       throw new UsageError(
         `give either a site directory (${path}) or a repository (--repo, BPA_REPO_URL), not both`,
       );
-    if (cfg.repoUrl) return reconcileRepo(configFor, io, env, now);
-    return run(path ?? '.', configFor, io, env, now);
+    if (cfg.repoUrl) return reconcileRepo(configFor, opts.output, io, env, now);
+    return run(path ?? '.', configFor, opts.output, io, env, now);
   });
 }
 
 /** `bpa reconcile --once --repo URL`: one reconcile of a repository, reports committed back. */
 async function reconcileRepo(
   configFor: ConfigFor,
+  output: OutputFormat,
   io: Io,
   env: NodeJS.ProcessEnv,
   now: () => number,
@@ -127,19 +103,22 @@ async function reconcileRepo(
     log,
     now,
     resyncIntervalMs: parseDuration(cfg.resyncInterval),
-    onLine: (line) => io.out(`${line}\n`),
+    onLine: installerLines(output, io),
   });
   // Like a poll: unchanged input (a status-only commit, a commit outside the site) is skipped.
   const summary = await reconciler.reconcile('interval');
+  const ok =
+    summary.result === 'applied' || summary.result === 'unchanged' || summary.result === 'skipped';
+  if (output === 'json') {
+    io.out(JSON.stringify(summary, null, 2) + '\n');
+    io.exit(ok ? EXIT.ok : EXIT.failed);
+    return;
+  }
   io.out(
     `${summary.result}${summary.revision ? ` ${summary.revision.slice(0, 12)}` : ''}${summary.error ? `: ${summary.error.code}: ${summary.error.message}` : ''}\n`,
   );
   for (const c of summary.clusters) io.out(`  ${c.name}: ${c.phase}\n`);
-  io.exit(
-    summary.result === 'applied' || summary.result === 'unchanged' || summary.result === 'skipped'
-      ? EXIT.ok
-      : EXIT.failed,
-  );
+  io.exit(ok ? EXIT.ok : EXIT.failed);
 }
 
 /** Log lines for a person at a terminal, on stderr, at the log level asked for. */
@@ -154,13 +133,14 @@ function terminalLogger(cfg: Config, io: Io): ReturnType<typeof createLogger> {
 async function run(
   path: string,
   configFor: ConfigFor,
+  output: OutputFormat,
   io: Io,
   env: NodeJS.ProcessEnv,
   now: () => number,
 ): Promise<void> {
   let shown = false;
   const show = (ctx: RunContext): void => {
-    if (shown) return;
+    if (shown || output === 'json') return;
     shown = true;
     const root = ctx.loaded?.root ?? path;
     io.out(formatText(ctx.problems.map((p) => ({ ...p, file: displayPath(root, p.file) }))));
@@ -172,23 +152,53 @@ async function run(
     env,
     log: terminalLogger(configFor(undefined), io),
     now,
-    onLine: (line) => io.out(`${line}\n`),
+    onLine: installerLines(output, io),
     onPlan: show,
   });
   await runSteps(ctx, 'apply');
+  const root = ctx.loaded?.root ?? path;
+  const errors = ctx.problems.filter((p) => p.severity === 'error').length;
+  const invalid = `nothing applied: the site has ${pluralize(errors, 'error')}`;
+  if (output === 'json') {
+    // One document: the problems, the plan and what applying it did (absent: nothing applied).
+    io.out(
+      JSON.stringify(
+        {
+          hash: ctx.plan?.hash,
+          changes: ctx.plan ? planHasChanges(ctx.plan) : false,
+          problems: problemsJson(
+            ctx.problems.map((p) => ({ ...p, file: displayPath(root, p.file) })),
+          ),
+          ...(ctx.result
+            ? { result: ctx.result }
+            : { error: { code: SITE_INVALID, message: `${invalid} (listed in problems)` } }),
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+  }
   if (!ctx.result) {
     // Nothing applied: the site, or its plan, has errors.
     show(ctx);
-    const n = ctx.problems.filter((p) => p.severity === 'error').length;
-    throw new StalledError(
-      'SITE_INVALID',
-      `nothing applied: the site has ${pluralize(n, 'error')} (listed above)`,
-    );
+    if (output !== 'json') throw new StalledError(SITE_INVALID, `${invalid} (listed above)`);
+    io.err(`${SITE_INVALID}: ${invalid}\n`);
+    io.exit(EXIT.failed);
+    return;
   }
   if (!ctx.plan || !planHasChanges(ctx.plan)) {
     io.exit(EXIT.ok);
     return;
   }
-  io.out(formatApplyResult(ctx.result));
+  if (output !== 'json') io.out(formatApplyResult(ctx.result));
   io.exit(ctx.result.ok ? EXIT.ok : EXIT.failed);
+}
+
+const SITE_INVALID = 'SITE_INVALID';
+const OUTPUT_FORMATS = ['text', 'json'] as const;
+type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** Installer output: on stdout beside the text output; on stderr when stdout is one JSON document. */
+function installerLines(output: OutputFormat, io: Io): (line: string) => void {
+  return output === 'json' ? (line) => io.err(`${line}\n`) : (line) => io.out(`${line}\n`);
 }

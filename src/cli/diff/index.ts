@@ -1,7 +1,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Option, type Command } from 'commander';
+import type { Command } from '@commander-js/extra-typings';
 import { diffPlans, type PlanDiff } from '../../plan/diff-plans.js';
 import type { Plan } from '../../plan/index.js';
 import { createRun, type RunContext } from '../../reconcile/context.js';
@@ -16,7 +16,8 @@ import { pluralize, word } from '../../util/pluralize.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
 import { displayPath, formatText, problemsJson } from '../output/problems.js';
-import { PLAN_OPTIONS } from '../plan/index.js';
+import { outputOption } from '../output-option.js';
+import { PLAN_COMMAND_OPTIONS } from '../plan/index.js';
 
 /**
  * `bpa diff BASE HEAD`: how the plan of HEAD differs from the plan of BASE, for a reviewer
@@ -41,17 +42,13 @@ export function registerDiff(
     .argument('<head>', 'a site directory, or a revision of the repository')
     .option('--path <path>', 'the site path inside the repository, for revisions', '.')
     .option('-C, --repo-dir <dir>', 'the git repository the revisions are of', '.')
-    .addOption(
-      new Option('-o, --output <format>', 'output format')
-        .choices(['text', 'json'])
-        .default('text'),
-    );
-  const config = addConfigOptions(cmd, PLAN_OPTIONS);
-  cmd.action(async (base: string, head: string, opts: Record<string, unknown>) => {
+    .addOption(outputOption(['text', 'json']));
+  const resolveConfig = addConfigOptions(cmd, PLAN_COMMAND_OPTIONS);
+  cmd.action(async (base, head, opts) => {
     const tmp = await mkdtemp(join(tmpdir(), 'bpa-diff-'));
     try {
-      const repo = String(opts['repoDir']);
-      const path = String(opts['path']);
+      const repo = opts.repoDir;
+      const path = opts.path;
       const site = async (arg: string, name: string): Promise<string> => {
         if ((await stat(arg).catch(() => undefined))?.isDirectory()) return arg;
         const commit = await resolveRevision(repo, arg);
@@ -66,7 +63,7 @@ export function registerDiff(
       const plan = async (dir: string, statusFrom?: string): Promise<RunContext> => {
         const run = createRun({
           site: { kind: 'path', path: dir },
-          configFor: (s) => config(opts, s, env),
+          configFor: (s) => resolveConfig(opts, s, env),
           env,
           log: silentLogger(),
           now,
@@ -84,7 +81,7 @@ export function registerDiff(
       ];
       const failed = runs.filter(([, , r]) => !r.plan || hasErrors(r.problems));
       if (failed.length) {
-        if (opts['output'] === 'json') {
+        if (opts.output === 'json') {
           io.out(
             JSON.stringify(
               Object.fromEntries(
@@ -105,7 +102,7 @@ export function registerDiff(
       const observed = baseRun.fromStatus
         ? `Both planned offline against the status/ of ${base}: the inventory and applied state bpa serve ${observedAge(baseRun.fromStatus.observedAt, now())}.`
         : undefined;
-      if (opts['output'] === 'json') {
+      if (opts.output === 'json') {
         io.out(
           JSON.stringify(
             {

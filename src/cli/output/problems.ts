@@ -2,8 +2,8 @@ import { relative, resolve } from 'node:path';
 import { printable } from '../../util/printable.js';
 import type { Problem } from '../../util/problem.js';
 
-export type ProblemFormat = 'text' | 'json' | 'github';
-export const PROBLEM_FORMATS: ProblemFormat[] = ['text', 'json', 'github'];
+export const PROBLEM_FORMATS = ['text', 'json', 'github'] as const;
+export type ProblemFormat = (typeof PROBLEM_FORMATS)[number];
 
 /** Shows a site-relative file as a path relative to the working directory. */
 export function displayPath(

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Option, type Command } from 'commander';
+import type { Command } from '@commander-js/extra-typings';
 import { createRun } from '../../reconcile/context.js';
 import { observedAge } from '../../reconcile/from-status.js';
 import { STATUS_DIR } from '../../source/site-path.js';
@@ -10,37 +10,17 @@ import { planHasChanges } from '../../plan/index.js';
 import { hasErrors } from '../../util/problem.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
-import type { OptionName } from '../../config/options.js';
+import { PLAN_OPTIONS } from '../option-sets.js';
+import { outputOption } from '../output-option.js';
 import { formatPlan } from '../output/plan.js';
 import { formatPlanMarkdown, formatProblemsMarkdown } from '../../report/markdown.js';
 import { displayPath, formatText, problemsJson } from '../output/problems.js';
 
-/** The settings `bpa plan` (and `bpa diff`) take. */
-export const PLAN_OPTIONS: OptionName[] = [
-  'stateDir',
-  'flavour',
-  'prune',
-  'inventoryDir',
-  'kubeconfig',
-  'namespaces',
-  'leases',
-  'ipOrder',
-  'maxParallelHosts',
-  'installerMode',
-  'installerCommand',
-  'scaleCommand',
-  'addonCommand',
-  'removeCommand',
-  'upgradeCommand',
-  'kubesprayDir',
-  'installerImage',
-  'sshUser',
-  'sshPort',
-  'sshKey',
-  'allowSiteCommands',
-  'packageMirrors',
-  'fromStatus',
-];
+/**
+ * The settings `bpa plan` and `bpa diff` take: those of the plan, and whether to plan offline
+ * against the site's status/ (a plan only: apply always observes the world itself).
+ */
+export const PLAN_COMMAND_OPTIONS = [...PLAN_OPTIONS, 'fromStatus'] as const;
 
 /**
  * `bpa plan [PATH]`: what would change and why. Exit 0 no changes, 2 changes, 1 errors. It
@@ -60,17 +40,13 @@ export function registerPlan(
       'show what bpa would change on the site, and why (exit 0: no changes, 2: changes, 1: errors)',
     )
     .argument('[path]', 'site directory', '.')
-    .addOption(
-      new Option('-o, --output <format>', 'output format')
-        .choices(['text', 'json', 'markdown'])
-        .default('text'),
-    )
+    .addOption(outputOption(['text', 'json', 'markdown']))
     .option('--out <dir>', "write each cluster's hosts.ini to DIR/<cluster>/hosts.ini");
-  const config = addConfigOptions(cmd, PLAN_OPTIONS);
-  cmd.action(async (path: string, opts: Record<string, unknown>) => {
+  const resolveConfig = addConfigOptions(cmd, PLAN_COMMAND_OPTIONS);
+  cmd.action(async (path, opts) => {
     const run = createRun({
       site: { kind: 'path', path },
-      configFor: (site) => config(opts, site, env),
+      configFor: (site) => resolveConfig(opts, site, env),
       env,
       log: silentLogger(),
       now,
@@ -82,13 +58,13 @@ export function registerPlan(
     const offline = run.fromStatus
       ? `Planned offline against ${STATUS_DIR}/: the inventory and applied state bpa serve ${observedAge(run.fromStatus.observedAt, now())}.`
       : undefined;
-    if (opts['output'] === 'markdown') {
+    if (opts.output === 'markdown') {
       io.out(
         plan
           ? formatPlanMarkdown(plan, { observed: offline, problems, site: path })
           : formatProblemsMarkdown(problems, { site: path }),
       );
-    } else if (opts['output'] === 'json') {
+    } else if (opts.output === 'json') {
       io.out(
         JSON.stringify(
           {
@@ -113,11 +89,12 @@ export function registerPlan(
         io.out(formatPlan(plan));
       }
     }
-    if (plan && typeof opts['out'] === 'string') {
+    const out = opts.out;
+    if (plan && out !== undefined) {
       for (const c of plan.clusters) {
         if (!c.hostsIni) continue;
-        await mkdir(join(opts['out'], c.cluster), { recursive: true });
-        await writeFile(join(opts['out'], c.cluster, 'hosts.ini'), c.hostsIni);
+        await mkdir(join(out, c.cluster), { recursive: true });
+        await writeFile(join(out, c.cluster, 'hosts.ini'), c.hostsIni);
       }
     }
     if (!plan || hasErrors(run.problems)) io.exit(EXIT.failed);

@@ -1,9 +1,11 @@
-import type { Command } from 'commander';
+import type { Command } from '@commander-js/extra-typings';
 import { describeSource } from '../../config/options.js';
 import { UsageError } from '../../util/errors.js';
 import { createLogger } from '../../util/log.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
+import { outputOption } from '../output-option.js';
+import { humanLogStream } from '../output/human-log.js';
 import { APPLY_OPTIONS } from '../apply/index.js';
 
 /** `bpa serve`: follow a repository (or watch a directory) and reconcile until SIGTERM. */
@@ -13,8 +15,9 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     .description(
       'run the controller: follow a site repository (--repo) or watch a directory (--watch DIR), reconcile on an interval and on webhooks, serve /healthz /readyz /metrics /api/v1/status',
     )
-    .option('--watch <dir>', 'watch a local site directory instead of a repository (development)');
-  const config = addConfigOptions(cmd, [
+    .option('--watch <dir>', 'watch a local site directory instead of a repository (development)')
+    .addOption(outputOption(['json', 'text']));
+  const resolveConfig = addConfigOptions(cmd, [
     ...APPLY_OPTIONS,
     'repoUrl',
     'ref',
@@ -41,9 +44,9 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'notifyUrlFile',
     'notifySecretFile',
   ]);
-  cmd.action(async (opts: Record<string, unknown>) => {
-    const cfg = config(opts, undefined, env);
-    const watchDir = typeof opts['watch'] === 'string' ? opts['watch'] : undefined;
+  cmd.action(async (opts) => {
+    const cfg = resolveConfig(opts, undefined, env);
+    const watchDir = opts.watch;
     if (watchDir !== undefined && cfg.repoUrl)
       throw new UsageError(
         `give either --watch DIR or a repository (--repo, BPA_REPO_URL), not both: the repository comes from ${describeSource('repoUrl', cfg.sources.repoUrl ?? 'default')}`,
@@ -54,11 +57,18 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
       );
     if (watchDir === undefined && !cfg.repoUrl)
       throw new UsageError('give a repository to follow (--repo URL) or a directory (--watch DIR)');
-    const log = createLogger(cfg.logLevel);
+    // The controller's output is its log on stderr: JSON lines, or lines for a person (-o text).
+    const log =
+      opts.output === 'text'
+        ? createLogger(
+            cfg.logLevel,
+            humanLogStream((line) => io.err(line)),
+          )
+        : createLogger(cfg.logLevel);
     // The controller's modules (Kubernetes client, metrics, file watching) load only here.
     const { serve } = await import('../../serve/run.js');
     const server = await serve({
-      configFor: (site) => config(opts, site, env),
+      configFor: (site) => resolveConfig(opts, site, env),
       env,
       log,
       watchDir,

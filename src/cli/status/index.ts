@@ -1,7 +1,8 @@
-import { Option, type Command } from 'commander';
+import type { Command } from '@commander-js/extra-typings';
 import { UsageError } from '../../util/errors.js';
 import { EXIT, type Io } from '../io.js';
 import { formatStatus } from '../output/status.js';
+import { outputOption } from '../output-option.js';
 import { allReady, readFromDir, readFromServer } from './read.js';
 
 /**
@@ -18,21 +19,17 @@ export function registerStatus(program: Command, io: Io): void {
     )
     .argument('[path]', 'site directory holding status/ (without --server)')
     .option('--server <url>', 'the URL of a running bpa serve, e.g. http://127.0.0.1:8080')
-    .addOption(
-      new Option('-o, --output <format>', 'output format')
-        .choices(['table', 'json'])
-        .default('table'),
-    )
+    .addOption(outputOption(['table', 'json']))
     .option('--no-nodes', 'leave out the table of nodes')
-    .action(async (path: string | undefined, opts: Record<string, unknown>) => {
-      const server = typeof opts['server'] === 'string' ? opts['server'] : undefined;
+    .action(async (path, opts) => {
+      const server = opts.server;
       if (server !== undefined && path !== undefined)
         throw new UsageError('give either a site directory or --server URL, not both');
       const view =
         server !== undefined ? await readFromServer(server) : await readFromDir(path ?? '.');
       const ready = allReady(view);
-      if (opts['output'] === 'json') io.out(JSON.stringify({ ready, ...view }, null, 2) + '\n');
-      else io.out(formatStatus(view, { nodes: opts['nodes'] !== false }));
+      if (opts.output === 'json') io.out(JSON.stringify({ ready, ...view }, null, 2) + '\n');
+      else io.out(formatStatus(view, { nodes: opts.nodes }));
       io.exit(ready ? EXIT.ok : EXIT.failed);
     });
 }

@@ -1,5 +1,4 @@
-import type { Command } from 'commander';
-import { Option } from 'commander';
+import type { Command } from '@commander-js/extra-typings';
 import { basename, dirname, resolve } from 'node:path';
 import { BpaError } from '../../util/errors.js';
 import { silentLogger } from '../../util/log.js';
@@ -13,10 +12,10 @@ import {
   formatGithub,
   formatText,
   problemsJson,
-  type ProblemFormat,
 } from '../output/problems.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
+import { formatAliasOption, outputFormat, outputOption } from '../output-option.js';
 import { printable } from '../../util/printable.js';
 import { pluralize } from '../../util/pluralize.js';
 
@@ -28,13 +27,13 @@ export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEn
       'check a site directory (or one file) and report every problem with file, line and column',
     )
     .argument('[path]', 'site directory or YAML file', '.')
-    .addOption(
-      new Option('-f, --format <format>', 'output format').choices(PROBLEM_FORMATS).default('text'),
-    )
-    .action(async (path: string, opts: { format: ProblemFormat } & Record<string, unknown>) => {
+    .addOption(outputOption(PROBLEM_FORMATS))
+    .addOption(formatAliasOption(PROBLEM_FORMATS))
+    .action(async (path, opts) => {
+      const format = outputFormat(opts);
       const ctx = createRun({
         site: { kind: 'path', path },
-        configFor: (site) => policy(opts, site, env),
+        configFor: (site) => resolvePolicy(opts, site, env),
         env,
         log: silentLogger(),
       });
@@ -60,7 +59,7 @@ export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEn
         file: displayPath(result.root, p.file),
       }));
       const { errors, warnings } = countSeverities(problems);
-      if (opts.format === 'json') {
+      if (format === 'json') {
         io.out(
           JSON.stringify(
             {
@@ -76,7 +75,7 @@ export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEn
             2,
           ) + '\n',
         );
-      } else if (opts.format === 'github') {
+      } else if (format === 'github') {
         io.out(formatGithub(problems));
       } else {
         io.out(formatText(problems));
@@ -96,7 +95,7 @@ export function registerValidate(program: Command, io: Io, env: NodeJS.ProcessEn
       io.exit(errors === 0 ? EXIT.ok : EXIT.failed);
     });
   // The operator's policy, so a pull request is judged as the controller will judge it.
-  const policy = addConfigOptions(cmd, ['allowSiteCommands', 'packageMirrors']);
+  const resolvePolicy = addConfigOptions(cmd, ['allowSiteCommands', 'packageMirrors']);
 }
 
 const PATH_CODES = new Set(['PATH_NOT_FOUND', 'PATH_UNREADABLE']);

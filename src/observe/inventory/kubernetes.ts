@@ -69,7 +69,7 @@ async function checkNamespace(kc: KubeConfig, namespace: string): Promise<void> 
     if (err instanceof ApiException && err.code === 404) {
       throw new StalledError(
         'INVENTORY_UNAVAILABLE',
-        `cannot list baremetalhosts.${METAL3_GROUP} in namespace ${namespace}: the namespace does not exist; check the inventory namespaces (Site spec.inventory.namespaces, BPA_NAMESPACES or --namespace)`,
+        `cannot list baremetalhosts.${METAL3_GROUP} in namespace ${namespace}: the namespace does not exist; check the inventory namespaces (Site spec.inventory.namespaces, BPA_NAMESPACES or --inventory-namespace)`,
         { cause: err },
       );
     }

@@ -92,8 +92,20 @@ describe('bpa serve --leader-elect', function () {
       30_000,
       100,
     );
+    const leaseCalls = (method: string): number =>
+      kube.requests.filter((r) => r.method === method && r.path.endsWith('/leases/bpa-leader'))
+        .length;
+    const gets = leaseCalls('GET');
+    const puts = leaseCalls('PUT');
     const b = await start('b');
-    await new Promise((r) => setTimeout(r, 1500));
+    // The standby has read the held Lease twice (reads beyond the leader's, which come with
+    // its renewals) and stayed a follower: no fixed wait before "nothing happened".
+    await waitFor(
+      'b to read the held Lease',
+      async () => (leaseCalls('GET') - gets >= leaseCalls('PUT') - puts + 2 ? true : undefined),
+      30_000,
+      50,
+    );
     assert.equal((await status(b.url)).leader, false);
     assert.equal((await fetch(`${b.url}/readyz`)).status, 200, 'a standby is ready to take over');
     assert.equal(await runs(b.url), 0, 'the standby does not reconcile');

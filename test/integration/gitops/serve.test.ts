@@ -21,6 +21,22 @@ async function reconciles(url: string): Promise<number> {
   return total;
 }
 
+/** Until the scheduler has nothing running and nothing queued. */
+async function settledAt(url: string): Promise<void> {
+  await waitFor(
+    'the scheduler to settle',
+    async () => {
+      const s = (await (await fetch(`${url}/api/v1/status`)).json()) as {
+        running: boolean;
+        queued: boolean;
+      };
+      return !s.running && !s.queued ? true : undefined;
+    },
+    60_000,
+    50,
+  );
+}
+
 /** bpa serve as a process: the webhook, coalescing, backoff and recovery, graceful stop. */
 describe('bpa serve', function () {
   this.timeout(300_000);
@@ -75,6 +91,8 @@ describe('bpa serve', function () {
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
+  const settled = (): Promise<void> => settledAt(url);
+
   it('becomes ready after its first reconcile and commits status', async () => {
     await waitFor(
       'readiness',
@@ -104,8 +122,15 @@ describe('bpa serve', function () {
     const before = await reconciles(url);
     const r = await sendPush(url, SECRET, { tamper: true });
     assert.equal(r.status, 401);
-    await new Promise((res) => setTimeout(res, 300));
-    assert.equal(await reconciles(url), before);
+    // A signed call next: had the bad one triggered a reconcile, this one would find it
+    // running or done, and two webhook reconciles would be counted. No fixed wait.
+    const good = await sendPush(url, SECRET);
+    assert.equal(good.status, 202);
+    const { outcome } = (await good.json()) as { outcome: string };
+    await settled();
+    const delta = (await reconciles(url)) - before;
+    // Coalesced: an interval poll was already queued, and this call rode on it.
+    assert.equal(delta, outcome === 'coalesced' ? 0 : 1, `outcome ${outcome}`);
   });
 
   it('a pushed change is applied on a signed webhook, fast', async () => {
@@ -143,28 +168,46 @@ describe('bpa serve', function () {
   });
 
   it('100 webhook calls in a burst cause at most 2 reconciles', async () => {
+    await settled();
     const before = await reconciles(url);
-    const hook = pushHook(SECRET);
-    const codes = await Promise.all(
-      Array.from({ length: 100 }, () =>
-        fetch(`${url}/hooks/git`, { method: 'POST', ...hook }).then((x) => x.status),
-      ),
-    );
-    assert.ok(codes.every((c) => c === 202));
-    await waitFor(
-      'the burst to settle',
-      async () => {
-        const s = (await (await fetch(`${url}/api/v1/status`)).json()) as {
-          running: boolean;
-          queued: boolean;
-        };
-        return !s.running && !s.queued ? true : undefined;
-      },
-      60_000,
-      100,
-    );
+    // The reconcile the burst starts is held at its fetch until every call has landed, so
+    // the test shows the coalescing whatever the machine's load: one run, one queued.
+    let held!: () => void;
+    const release = new Promise<void>((r) => (held = r));
+    let reached!: () => void;
+    const atFetch = new Promise<void>((r) => (reached = r));
+    git.intercept({ path: '/info/refs' }, async () => {
+      reached();
+      await release;
+    });
+    try {
+      const hook = pushHook(SECRET);
+      const post = (): Promise<string> =>
+        fetch(`${url}/hooks/git`, { method: 'POST', ...hook }).then(async (x) => {
+          assert.equal(x.status, 202);
+          return ((await x.json()) as { outcome: string }).outcome;
+        });
+      const first = await post();
+      await atFetch;
+      const rest = await Promise.all(Array.from({ length: 99 }, post));
+      assert.equal(first, 'started');
+      assert.equal(rest.filter((o) => o === 'queued').length, 1, rest.join(' '));
+      assert.ok(
+        rest.every((o) => o === 'queued' || o === 'coalesced'),
+        rest.join(' '),
+      );
+      const s = (await (await fetch(`${url}/api/v1/status`)).json()) as {
+        running: boolean;
+        queued: boolean;
+      };
+      assert.deepEqual([s.running, s.queued], [true, true]);
+    } finally {
+      held();
+      git.clearIntercepts();
+    }
+    await settled();
     const delta = (await reconciles(url)) - before;
-    assert.ok(delta >= 1 && delta <= 2, `${delta} reconciles`);
+    assert.equal(delta, 2, `${delta} reconciles`);
   });
 
   it('git server down: failures back off; once it is back, the loop recovers', async () => {

@@ -184,7 +184,9 @@ describe('fake git server (git http-backend behind Node http)', function () {
     assert.equal(pids.length, 1);
     const root = server.root;
     await server.stop();
-    await new Promise((r) => setTimeout(r, 100));
+    const gone = Date.now() + 5_000;
+    while (pids.some((p) => alive(p)) && Date.now() < gone)
+      await new Promise((r) => setTimeout(r, 10));
     assert.ok(
       pids.every((p) => !alive(p)),
       'CGI killed',

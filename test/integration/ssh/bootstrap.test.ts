@@ -142,7 +142,9 @@ describe("bootstrapKey: installing bpa's key with default credentials (real sshd
   it('kills a timed-out command of a non-root user as well', async () => {
     const argv = ['sleep', `61.${randomInt(100000, 999999)}`];
     const failed = rejection(pool.run(userTarget(h1), argv, { timeoutMs: 800 }));
-    await sleep(400);
+    // Until the remote sleep shows up (well before its 800 ms timeout), not a fixed wait.
+    const up = Date.now() + 650;
+    while (pidsRunning(argv).length === 0 && Date.now() < up) await sleep(10);
     assert.equal(pidsRunning(argv).length, 1, 'the remote sleep should be running');
     const err = await failed;
     assert.equal(err.code, 'COMMAND_TIMEOUT');

@@ -129,7 +129,9 @@ describe('SshPool against lab hosts (real sshd)', function () {
     const argv = ['sleep', `60.${randomInt(100000, 999999)}`];
     const started = Date.now();
     const failed = rejection(pool.run(targetOf(h1), argv, { timeoutMs: 1000 }));
-    await sleep(500);
+    // Until the remote sleep shows up (well before its 1000 ms timeout), not a fixed wait.
+    const up = Date.now() + 850;
+    while (pidsRunning(argv).length === 0 && Date.now() < up) await sleep(10);
     assert.equal(pidsRunning(argv).length, 1, 'the remote sleep should be running');
     const err = await failed;
     const elapsed = Date.now() - started;

@@ -21,6 +21,17 @@ const KIND_SCHEMAS: Record<string, { apiVersion: string; file: string }> = {
 
 type Json = Record<string, unknown>;
 
+/**
+ * The one fixture of a bpa document: `kind`, `metadata` (flow style) and `spec`, given as the
+ * text after `spec:` (an indented block, or a flow mapping). The cases below vary the spec.
+ */
+function bpaDoc(kind: string, metadata: string, spec: string): string {
+  return `apiVersion: bpa.akraino.org/v1alpha1
+kind: ${kind}
+metadata: ${metadata}
+spec:${spec.startsWith('\n') ? '' : ' '}${spec}${spec.endsWith('\n') ? '' : '\n'}`;
+}
+
 function readSchemas(): Map<string, Json> {
   const schemas = new Map<string, Json>();
   for (const name of readdirSync(SCHEMA_DIR)
@@ -514,21 +525,11 @@ metadata:
   });
 
   describe('invalid documents fail with one precise error each', () => {
-    const provisioning = (spec: string): string => `apiVersion: bpa.akraino.org/v1alpha1
-kind: Provisioning
-metadata: {name: p1, labels: {cluster: c1}}
-spec:
-${spec}`;
-    const software = (spec: string): string => `apiVersion: bpa.akraino.org/v1alpha1
-kind: Software
-metadata: {name: s1, labels: {cluster: c1}}
-spec:
-${spec}`;
-    const site = (spec: string): string => `apiVersion: bpa.akraino.org/v1alpha1
-kind: Site
-metadata: {name: site-1}
-spec:
-${spec}`;
+    const provisioning = (spec: string): string =>
+      bpaDoc('Provisioning', '{name: p1, labels: {cluster: c1}}', `\n${spec}`);
+    const software = (spec: string): string =>
+      bpaDoc('Software', '{name: s1, labels: {cluster: c1}}', `\n${spec}`);
+    const site = (spec: string): string => bpaDoc('Site', '{name: site-1}', `\n${spec}`);
     const host = (rest: string): string => `apiVersion: metal3.io/v1alpha1
 kind: BareMetalHost
 metadata: {name: node-01, namespace: metal3}
@@ -905,13 +906,7 @@ ${rest}`;
 
   describe('valid edge values', () => {
     const node = (fields: string): Json =>
-      parse(`apiVersion: bpa.akraino.org/v1alpha1
-kind: Provisioning
-metadata: {name: p1}
-spec:
-  masters:
-    - m1: ${fields}
-`);
+      parse(bpaDoc('Provisioning', '{name: p1}', `\n  masters:\n    - m1: ${fields}`));
     const valid: Array<[string, string]> = [
       ['memory in Mi', '{memory: 8192Mi}'],
       ['memory in decimal G', '{memory: 8G}'],
@@ -938,11 +933,7 @@ spec:
       'fe80::1/128',
     ]) {
       it(`PodSubnet ${cidr}`, () => {
-        const doc = parse(`apiVersion: bpa.akraino.org/v1alpha1
-kind: Provisioning
-metadata: {name: p1}
-spec: {PodSubnet: "${cidr}"}
-`);
+        const doc = parse(bpaDoc('Provisioning', '{name: p1}', `{PodSubnet: "${cidr}"}`));
         assert.deepEqual(precise(validate(doc).errors), []);
       });
     }
@@ -953,11 +944,7 @@ spec: {PodSubnet: "${cidr}"}
       'deb-src file:/srv/mirror/ubuntu jammy main',
     ]) {
       it(`packageMirror ${line}`, () => {
-        const doc = parse(`apiVersion: bpa.akraino.org/v1alpha1
-kind: Site
-metadata: {name: s1}
-spec: {packageMirror: "${line}"}
-`);
+        const doc = parse(bpaDoc('Site', '{name: s1}', `{packageMirror: "${line}"}`));
         assert.deepEqual(precise(validate(doc).errors), []);
       });
     }
@@ -969,11 +956,9 @@ spec: {packageMirror: "${line}"}
       '20230311ubuntu0.22.04.1',
     ]) {
       it(`package version ${version}`, () => {
-        const doc = parse(`apiVersion: bpa.akraino.org/v1alpha1
-kind: Software
-metadata: {name: s1}
-spec: {masterSoftware: [{jq: {version: "${version}"}}]}
-`);
+        const doc = parse(
+          bpaDoc('Software', '{name: s1}', `{masterSoftware: [{jq: {version: "${version}"}}]}`),
+        );
         assert.deepEqual(precise(validate(doc).errors), []);
       });
     }

@@ -26,6 +26,8 @@ interface LeaseSpec {
  */
 class Link {
   private down = false;
+  /** Chunks the API server sent back through the link: each is a sign of a request made. */
+  responses = 0;
   private readonly sockets = new Set<net.Socket>();
   private constructor(
     private readonly server: net.Server,
@@ -46,7 +48,11 @@ class Link {
     const upstream = net.connect(port, '127.0.0.1');
     this.sockets.add(client).add(upstream);
     client.on('data', (d: Buffer) => void (this.down || upstream.write(d)));
-    upstream.on('data', (d: Buffer) => void (this.down || client.write(d)));
+    upstream.on('data', (d: Buffer) => {
+      if (this.down) return;
+      this.responses++;
+      client.write(d);
+    });
     const end = (): void => {
       client.destroy();
       upstream.destroy();
@@ -70,6 +76,23 @@ class Link {
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/**
+ * The wall clock a replica judges lease expiry by, moved by the test: frozen, no lease ever
+ * expires in that replica's eyes, so what it does can only come from what it read; advanced,
+ * it expires at that moment; running, it follows real time from where it stands.
+ */
+class ManualClock {
+  private at = Date.parse('2026-11-24T00:00:00Z');
+  private since: number | undefined;
+  readonly now = (): number => this.at + (this.since === undefined ? 0 : Date.now() - this.since);
+  advance(ms: number): void {
+    this.at += ms;
+  }
+  run(): void {
+    this.since = Date.now();
   }
 }
 
@@ -110,6 +133,17 @@ describe('leader election on a Lease (against the fake API server)', () => {
     await Promise.all(links.map((l) => l.close()));
     await kube.stop();
   });
+
+  const leaseRequests = (method: string): number =>
+    kube.requests.filter((r) => r.method === method && r.path === `${LEASES}/${LEASE}`).length;
+  /** Renewals that `id` sent while it held the lease. */
+  const renewalsBy = (id: string): number =>
+    kube.requests.filter(
+      (r) =>
+        r.method === 'PUT' &&
+        r.path === `${LEASES}/${LEASE}` &&
+        (r.body as { spec?: LeaseSpec }).spec?.holderIdentity === id,
+    ).length;
 
   const lease = (): LeaseSpec | undefined =>
     kube.get('coordination.k8s.io/v1', 'Lease', NS, LEASE)?.spec as LeaseSpec | undefined;
@@ -212,7 +246,10 @@ describe('leader election on a Lease (against the fake API server)', () => {
     kube.setLatency(0);
     const creates = kube.requests.filter((r) => r.method === 'POST' && r.path === LEASES);
     assert.equal(creates.length, 2, 'both candidates tried to create the Lease');
-    await new Promise((r) => setTimeout(r, 600));
+    // Several renewals later, the other one still follows.
+    const first = a.elector.isLeader() ? a : b;
+    const renewed = renewalsBy(first.id);
+    await waitUntil(() => renewalsBy(first.id) >= renewed + 3);
     const leaders = [a, b].filter((r) => r.elector.isLeader());
     assert.equal(leaders.length, 1);
     const follower = leaders[0] === a ? b : a;
@@ -227,65 +264,64 @@ describe('leader election on a Lease (against the fake API server)', () => {
     links.push(link);
     const a = start('bpa-a', link.url);
     await waitUntil(() => a.elector.isLeader());
-    const b = start('bpa-b');
+    // bpa-b's clock stands still: in its eyes the lease cannot expire until the test says so.
+    const clock = new ManualClock();
+    const gets = leaseRequests('GET');
+    const puts = leaseRequests('PUT');
+    const b = start('bpa-b', kube.url, { now: clock.now });
     watchInvariant();
-    await new Promise((r) => setTimeout(r, 300));
+    // bpa-b has read the lease a few times (reads beyond bpa-a's, which come with its renewals).
+    await waitUntil(() => leaseRequests('GET') - gets >= leaseRequests('PUT') - puts + 3);
     assert.equal(b.elector.isLeader(), false);
 
-    const cutAt = performance.now();
     link.cut();
-    await waitUntil(() => b.elector.isLeader(), 4000);
+    // bpa-a fails to renew for renewDeadline and steps down, while nobody can yet consider
+    // the lease expired: the old leader stops before any other replica may start.
+    await waitUntil(() => a.events.some((e) => e.what === 'stopped'));
+    assert.equal(a.elector.isLeader(), false);
+    assert.equal(b.elector.isLeader(), false);
+    assert.equal(lease()?.holderIdentity, 'bpa-a');
+
+    // The lease expires in bpa-b's eyes: it takes over.
+    clock.advance(TIMING.leaseDurationSeconds * 1000 + 1);
+    clock.run();
+    await waitUntil(() => b.elector.isLeader());
     const stepDown = a.events.find((e) => e.what === 'stopped');
     const takeover = b.events.find((e) => e.what === 'started');
     assert.ok(stepDown && takeover);
     assert.ok(stepDown.at < takeover.at, 'the old leader stopped before the new one started');
-    assert.ok(
-      stepDown.at - cutAt <= 600 + 400,
-      `stepped down about renewDeadline after the cut (${stepDown.at - cutAt} ms)`,
-    );
     const spec = lease();
     assert.equal(spec?.holderIdentity, 'bpa-b');
     assert.equal(spec?.leaseTransitions, 1);
-    // The last renewal of bpa-a that reached the server, against bpa-b's takeover time.
-    const lastRenewal = kube.requests
-      .filter(
-        (r) =>
-          r.method === 'PUT' && (r.body as { spec?: LeaseSpec }).spec?.holderIdentity === 'bpa-a',
-      )
-      .map((r) => Date.parse((r.body as { spec: LeaseSpec }).spec.renewTime ?? ''))
-      .at(-1);
-    const expiredFor = Date.parse(spec?.acquireTime ?? '') - (lastRenewal ?? NaN);
-    assert.ok(
-      expiredFor >= 1000,
-      `took over ${expiredFor} ms after the last renewal: only once the lease expired`,
-    );
 
     // Back on the network, the old leader finds the lease held and stays a follower.
     link.heal();
-    await new Promise((r) => setTimeout(r, 400));
+    const seen = link.responses;
+    await waitUntil(() => link.responses >= seen + 3);
     assert.equal(a.elector.isLeader(), false);
     assert.equal(lease()?.holderIdentity, 'bpa-b');
     assert.deepEqual(violations, []);
   });
 
   it('releases the lease on stop() so the other replica takes over at once', async () => {
-    const slow = { leaseDurationSeconds: 4, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.1 };
-    const a = start('bpa-a', kube.url, slow);
+    // Both clocks stand still: the lease never expires, so only its release lets bpa-b in.
+    const clock = new ManualClock();
+    const a = start('bpa-a', kube.url, { now: clock.now });
     await waitUntil(() => a.elector.isLeader());
-    const b = start('bpa-b', kube.url, slow);
+    const gets = leaseRequests('GET');
+    const puts = leaseRequests('PUT');
+    const b = start('bpa-b', kube.url, { now: clock.now });
     watchInvariant();
-    await new Promise((r) => setTimeout(r, 200));
+    await waitUntil(() => leaseRequests('GET') - gets >= leaseRequests('PUT') - puts + 2);
+    assert.equal(b.elector.isLeader(), false);
 
-    const stoppedAt = performance.now();
     await a.elector.stop();
     assert.deepEqual(
       a.events.map((e) => e.what),
       ['started', 'stopped'],
     );
     assert.equal(a.elector.isLeader(), false);
-    await waitUntil(() => b.elector.isLeader(), 2000);
-    const waited = performance.now() - stoppedAt;
-    assert.ok(waited < 1000, `took over in ${waited} ms, far less than the 4 s lease`);
+    await waitUntil(() => b.elector.isLeader());
     const spec = lease();
     assert.equal(spec?.holderIdentity, 'bpa-b');
     assert.equal(spec?.leaseTransitions, 1);
@@ -315,7 +351,7 @@ describe('leader election on a Lease (against the fake API server)', () => {
     );
   });
 
-  it('does not take a lease that another replica holds and keeps renewing', async () => {
+  it('does not take a lease that another replica holds until it expires', async () => {
     kube.put({
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
@@ -327,30 +363,19 @@ describe('leader election on a Lease (against the fake API server)', () => {
         leaseTransitions: 3,
       },
     });
-    // Someone else renews every 200 ms, as a live leader does.
-    const renewer = setInterval(() => {
-      const current = kube.get('coordination.k8s.io/v1', 'Lease', NS, LEASE);
-      if (current)
-        kube.put({
-          ...current,
-          spec: { ...(current.spec as object), renewTime: new Date().toISOString() },
-        });
-    }, 200);
-    try {
-      const a = start('bpa-a');
-      await new Promise((r) => setTimeout(r, 1100));
-      assert.equal(a.elector.isLeader(), false);
-      assert.equal(
-        kube.requests.filter((r) => r.method === 'PUT').length,
-        0,
-        'no write to a held lease',
-      );
-    } finally {
-      clearInterval(renewer);
-    }
-    // Once the other holder stops renewing, the lease expires and bpa-a takes it.
-    const a = replicas[0]!;
-    await waitUntil(() => a.elector.isLeader(), 3000);
+    // bpa-a's clock stands still while the other holder is, in its eyes, alive.
+    const clock = new ManualClock();
+    const a = start('bpa-a', kube.url, { now: clock.now });
+    await waitUntil(() => leaseRequests('GET') >= 5);
+    assert.equal(a.elector.isLeader(), false);
+    assert.equal(
+      kube.requests.filter((r) => r.method === 'PUT').length,
+      0,
+      'no write to a held lease',
+    );
+    // The other holder has not renewed for a lease duration: it has expired, bpa-a takes it.
+    clock.advance(1001);
+    await waitUntil(() => a.elector.isLeader());
     assert.equal(lease()?.leaseTransitions, 4);
   });
 });

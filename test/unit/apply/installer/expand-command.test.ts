@@ -3,8 +3,8 @@
  * argument, every value checked, so no value can add an argument, an option or a command.
  */
 import { strict as assert } from 'node:assert';
-import { expandCommand, type InstallerVars } from '../../../src/apply/installer/local.js';
-import { BpaError } from '../../../src/util/errors.js';
+import { expandCommand, type InstallerVars } from '../../../../src/apply/installer/local.js';
+import { BpaError } from '../../../../src/util/errors.js';
 
 const vars: InstallerVars = {
   cluster: 'edge-1',

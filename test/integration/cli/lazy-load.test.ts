@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const PRELOAD = fileURLToPath(new URL('./fixtures/record-modules.mjs', import.meta.url));
+/** The heavy dependencies only the commands that talk to nodes, git or Kubernetes load. */
+const HEAVY = ['@kubernetes/client-node', 'isomorphic-git', 'node-ssh'];
+
+/** The modules a `node --import PRELOAD ...args` process resolved, and its exit code. */
+async function modulesOf(
+  args: string[],
+  dir: string,
+): Promise<{ code: number; modules: string[] }> {
+  const log = join(dir, `modules-${Math.random().toString(36).slice(2)}.txt`);
+  const code = await new Promise<number>((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', PRELOAD, ...args],
+      { cwd: ROOT, env: { ...process.env, BPA_TEST_MODULE_LOG: log }, timeout: 60_000 },
+      (err) => resolve(err ? (typeof err.code === 'number' ? err.code : -1) : 0),
+    );
+  });
+  const text = await readFile(log, 'utf8').catch(() => '');
+  return { code, modules: text.split('\n').filter(Boolean) };
+}
+
+const heavyIn = (modules: string[]): string[] =>
+  HEAVY.filter((h) => modules.some((m) => m.includes(`/node_modules/${h}/`)));
+
+describe('lazy loading: bpa validate and bpa --version load no heavy modules', function () {
+  this.timeout(120_000);
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'bpa-lazy-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('the recorder sees a heavy module when one is loaded', async () => {
+    const r = await modulesOf(
+      ['--input-type=module', '-e', "await import('isomorphic-git'); await import('node-ssh');"],
+      dir,
+    );
+    assert.equal(r.code, 0);
+    assert.deepEqual(heavyIn(r.modules), ['isomorphic-git', 'node-ssh']);
+  });
+
+  it('bpa --version', async () => {
+    const r = await modulesOf([join(ROOT, 'bin', 'bpa'), '--version'], dir);
+    assert.equal(r.code, 0);
+    assert.ok(
+      r.modules.some((m) => m.includes('/dist/cli/main.js')),
+      'the CLI was recorded',
+    );
+    assert.deepEqual(heavyIn(r.modules), []);
+  });
+
+  it('bpa validate', async () => {
+    const r = await modulesOf([join(ROOT, 'bin', 'bpa'), 'validate', 'sites/example'], dir);
+    assert.equal(r.code, 0);
+    assert.ok(
+      r.modules.some((m) => m.includes('/dist/validate/')),
+      'the validator was recorded',
+    );
+    assert.deepEqual(heavyIn(r.modules), []);
+  });
+});
