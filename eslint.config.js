@@ -17,7 +17,7 @@ export const LAYERS = [
   ['ssh', 'apt', 'source'],
   ['load'],
   ['validate'],
-  ['state'],
+  ['state', 'artifacts'],
   ['observe'],
   ['plan'],
   ['apply'],

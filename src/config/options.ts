@@ -439,6 +439,31 @@ export const OPTIONS = {
     choices: LOG_LEVELS,
     description: 'log level',
   } as OptionSpec<string>,
+  artifactsTokenFile: {
+    flag: '--artifacts-token-file <file>',
+    env: 'BPA_ARTIFACTS_TOKEN_FILE',
+    default: '',
+    kind: 'string',
+    description:
+      'file holding the bearer token of the artifact upload API (/api/v1/artifacts); without one, uploads are disabled',
+  } as OptionSpec<string>,
+  artifactsMaxMib: {
+    flag: '--artifacts-max-mib <MiB>',
+    env: 'BPA_ARTIFACTS_MAX_MIB',
+    default: 16384,
+    kind: 'integer',
+    min: 1,
+    max: 1_048_576,
+    description: 'largest artifact upload accepted, in MiB (larger: 413)',
+  } as OptionSpec<number>,
+  aptSigningKey: {
+    flag: '--apt-signing-key <file>',
+    env: 'BPA_APT_SIGNING_KEY',
+    default: '',
+    kind: 'string',
+    description:
+      "OpenPGP secret key (no passphrase) that signs bpa's apt repository (InRelease, Release.gpg); nodes then use signed-by= instead of [trusted=yes]",
+  } as OptionSpec<string>,
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -12,6 +12,7 @@ import { startHttpServer, type HttpServer } from './http.js';
 import { LeaderElector } from './leader.js';
 import { BpaMetrics } from './metrics.js';
 import { Scheduler } from './scheduler.js';
+import { startArtifacts } from './artifacts/start.js';
 
 export interface ServeOptions {
   /** The settings, resolved with the Site document's spec once it is read. */
@@ -70,6 +71,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   const webhookSecret = cfg.webhookSecretFile
     ? await readSecretFile(cfg.webhookSecretFile, 'the webhook secret')
     : undefined;
+  const artifacts = await startArtifacts(cfg, log);
   let http: HttpServer;
   try {
     http = await startHttpServer({
@@ -80,8 +82,12 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       leader: elector,
       log,
       maxRunMs: Math.max(3_600_000, cfg.installerTimeout * 1000 * 2),
+      routes: artifacts.routes,
+      // An OS image upload takes minutes; a stalled one is cut off by its idle timeout.
+      ...(artifacts.uploads ? { requestTimeoutMs: 6 * 3_600_000 } : {}),
     });
   } catch (err: unknown) {
+    await artifacts.close();
     throw new StalledError(
       'LISTEN_FAILED',
       `cannot listen on ${cfg.listen}: ${(err as { code?: string }).code ?? String(err)}`,
@@ -120,6 +126,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       const { timedOut } = await scheduler.stop();
       if (timedOut) log.warn('the running reconcile did not stop within the grace period');
       await http.close();
+      await artifacts.close();
       await elector?.stop();
       await electing?.catch(() => undefined);
       log.info('bpa serve stopped');

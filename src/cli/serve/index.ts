@@ -30,6 +30,9 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'verifySignatures',
     'trustedKeys',
     'allowedSigners',
+    'artifactsTokenFile',
+    'artifactsMaxMib',
+    'aptSigningKey',
   ]);
   cmd.action(async (opts: Record<string, unknown>) => {
     const cfg = config(opts, undefined, env);
