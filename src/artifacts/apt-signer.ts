@@ -110,3 +110,13 @@ function lastLine(text: string): string {
       .pop() ?? ''
   );
 }
+
+/** The armored public key of the secret key in `keyFile` (checked to sign, like serve does). */
+export async function exportPublicKey(keyFile: string): Promise<string> {
+  const signer = await AptSigner.create(keyFile);
+  try {
+    return signer.publicKey;
+  } finally {
+    await signer.close();
+  }
+}

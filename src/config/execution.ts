@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { ConfigError } from '../util/errors.js';
 import type { Config } from './options.js';
 
 export interface InstallerCommands {
@@ -24,7 +25,41 @@ export interface ExecutionSettings {
     kubesprayDir?: string;
   };
   packageMirror?: string;
+  /**
+   * `bpa`: the mirror is bpa's own signed apt repository; its public key is written to the
+   * nodes (at BPA_APT_KEY) before the mirror line that names it.
+   */
+  packageMirrorKey?: 'bpa';
   ssh: { user: string; port: number };
+}
+
+/** Where nodes keep the public key of bpa's apt repository (`signed-by=`). */
+export const BPA_APT_KEY = '/etc/apt/keyrings/bpa-artifacts.asc';
+
+/**
+ * The apt source line of bpa's own repository (Site `packageMirror: {bpa: true}`), at the
+ * address nodes reach bpa at (--artifacts-url): signed-by its key when bpa signs it
+ * (--apt-signing-key), else trusted as it is.
+ */
+function bpaMirror(cfg: Config): Pick<ExecutionSettings, 'packageMirror' | 'packageMirrorKey'> {
+  if (!cfg.artifactsUrl)
+    throw new ConfigError(
+      'setting artifactsUrl: the Site document says packageMirror: {bpa: true}, and bpa has no --artifacts-url (BPA_ARTIFACTS_URL) saying where the nodes reach its apt repository; set it to the address of bpa serve on the provisioning network, e.g. http://172.22.0.2:8080',
+      'site',
+    );
+  const url = `${cfg.artifactsUrl.replace(/\/+$/, '')}/artifacts/apt/`;
+  return cfg.aptSigningKey
+    ? { packageMirror: `deb [signed-by=${BPA_APT_KEY}] ${url} ./`, packageMirrorKey: 'bpa' }
+    : { packageMirror: `deb [trusted=yes] ${url} ./` };
+}
+
+/** Whether a Site's packageMirror asks for bpa's own repository. */
+export function isBpaMirror(value: unknown): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<string, unknown>)['bpa'] === true
+  );
 }
 
 // Kubespray's own playbooks, run from the operator's checkout (`--kubespray-dir`) with its
@@ -90,6 +125,7 @@ export function executionSettings(
       ...(kubesprayDir ? { kubesprayDir } : {}),
     },
     ...(typeof mirror === 'string' ? { packageMirror: mirror } : {}),
+    ...(isBpaMirror(mirror) ? bpaMirror(cfg) : {}),
     ssh: { user: cfg.sshUser, port: cfg.sshPort },
   };
 }

@@ -464,6 +464,18 @@ export const OPTIONS = {
     description:
       "OpenPGP secret key (no passphrase) that signs bpa's apt repository (InRelease, Release.gpg); nodes then use signed-by= instead of [trusted=yes]",
   } as OptionSpec<string>,
+  artifactsUrl: {
+    flag: '--artifacts-url <url>',
+    env: 'BPA_ARTIFACTS_URL',
+    default: '',
+    kind: 'string',
+    pattern: {
+      re: /^(?:https?:\/\/[A-Za-z0-9.:[\]-]+(?:\/[A-Za-z0-9._~/-]*)?)?$/,
+      text: 'an http(s) URL of bpa serve as the nodes reach it, e.g. http://172.22.0.2:8080',
+    },
+    description:
+      'where the nodes reach bpa serve (its artifacts and apt repository), for a Site packageMirror: {bpa: true}',
+  } as OptionSpec<string>,
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

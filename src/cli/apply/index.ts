@@ -44,6 +44,8 @@ export const APPLY_OPTIONS = [
   'logLevel',
   'allowSiteCommands',
   'packageMirrors',
+  'artifactsUrl',
+  'aptSigningKey',
 ] as const;
 
 /**

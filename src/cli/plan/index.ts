@@ -58,6 +58,8 @@ export function registerPlan(
     'sshKey',
     'allowSiteCommands',
     'packageMirrors',
+    'artifactsUrl',
+    'aptSigningKey',
   ]);
   cmd.action(async (path: string, opts: Record<string, unknown>) => {
     const run = createRun({

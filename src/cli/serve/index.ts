@@ -32,7 +32,6 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'allowedSigners',
     'artifactsTokenFile',
     'artifactsMaxMib',
-    'aptSigningKey',
   ]);
   cmd.action(async (opts: Record<string, unknown>) => {
     const cfg = config(opts, undefined, env);

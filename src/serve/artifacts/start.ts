@@ -1,12 +1,10 @@
-import { rm } from 'node:fs/promises';
 import { AptRepository } from '../../artifacts/apt-repo.js';
 import { AptSigner } from '../../artifacts/apt-signer.js';
-import { aptPublicKeyPath, artifactsDir } from '../../artifacts/paths.js';
+import { artifactsDir } from '../../artifacts/paths.js';
 import { ArtifactStore } from '../../artifacts/store.js';
 import type { Config } from '../../config/options.js';
 import { StalledError, messageOf } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
-import { writeFileAtomic } from '../../util/write-file-atomic.js';
 import { readSecretFile } from '../auth.js';
 import type { RouteSet } from '../http.js';
 import { artifactRoutes } from './routes.js';
@@ -20,8 +18,7 @@ export interface Artifacts {
 
 /**
  * Opens the artifact store in the state directory, signs the apt repository when a key is
- * configured (and leaves its public key in the state directory for apply), and returns the
- * routes that serve them.
+ * configured, and returns the routes that serve them.
  */
 export async function startArtifacts(cfg: Config, log: Logger): Promise<Artifacts> {
   const token = cfg.artifactsTokenFile
@@ -29,9 +26,6 @@ export async function startArtifacts(cfg: Config, log: Logger): Promise<Artifact
     : undefined;
   const signer = cfg.aptSigningKey ? await AptSigner.create(cfg.aptSigningKey) : undefined;
   try {
-    const keyPath = aptPublicKeyPath(cfg.stateDir);
-    if (signer) await writeFileAtomic(keyPath, signer.publicKey, 0o644);
-    else await rm(keyPath, { force: true });
     const apt = new AptRepository(signer);
     let store: ArtifactStore;
     try {

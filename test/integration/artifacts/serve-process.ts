@@ -47,12 +47,7 @@ export async function startServe(
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = await Promise.race([
-    waitFor(
-      'the server URL',
-      async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out)?.[1],
-      30_000,
-      50,
-    ),
+    waitFor('the server URL', async () => /"url":"(http:\/\/[^"]+)"/.exec(out)?.[1], 30_000, 50),
     exited.then(() => {
       throw new Error(`bpa serve exited: ${out}`);
     }),

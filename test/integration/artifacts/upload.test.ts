@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { buildDeb } from '../../lab/apt-repo.js';
 import { startServe, TOKEN, type ServeProcess } from './serve-process.js';
 
 interface Answer {
@@ -372,6 +373,30 @@ describe('bpa serve: artifact upload API', function () {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     assert.equal(again.status, 404);
+  });
+
+  it('indexes uploaded .deb files for apt, and drops them from the index on delete', async () => {
+    const deb = await readFile(
+      await buildDeb(join(dir, 'debs'), { name: 'tool', version: '1.2-3' }),
+    );
+    const name = 'tool_1.2-3_all.deb';
+    assert.equal((await put(srv.url, 'packages', name, deb)).status, 201);
+    const packages = await send(srv.url, 'GET', '/artifacts/apt/Packages');
+    assert.match(packages.body, /^Package: tool\nVersion: 1\.2-3\n/m);
+    assert.match(packages.body, new RegExp(`^SHA256: ${sha(deb)}$`, 'm'));
+    const release = (await send(srv.url, 'GET', '/artifacts/apt/Release')).body;
+    const listed = ` ${sha(Buffer.from(packages.body))} ${Buffer.byteLength(packages.body)} Packages`;
+    assert.ok(release.includes(listed), release);
+    const pool = await curl([`${srv.url}/artifacts/apt/pool/${name}`]);
+    assert.equal(sha(pool.stdout), sha(deb));
+    // Not signed without --apt-signing-key.
+    assert.equal((await send(srv.url, 'GET', '/artifacts/apt/InRelease')).status, 404);
+    const del = await send(srv.url, 'DELETE', `/api/v1/artifacts/packages/${name}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    assert.equal(del.status, 204);
+    assert.doesNotMatch((await send(srv.url, 'GET', '/artifacts/apt/Packages')).body, /tool/);
+    assert.equal((await send(srv.url, 'GET', `/artifacts/apt/pool/${name}`)).status, 404);
   });
 
   it('survives a restart in the middle of an upload: the half is gone, the rest stays', async () => {
