@@ -14,7 +14,7 @@ export const LAYERS = [
   ['util'],
   ['config'],
   ['kube'],
-  ['ssh', 'apt', 'source'],
+  ['ssh', 'apt', 'source', 'runtime'],
   ['load'],
   ['validate'],
   ['state', 'artifacts'],

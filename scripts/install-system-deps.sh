@@ -5,8 +5,10 @@ set -euo pipefail
 # sudo: the lab's non-root SSH user becomes root through it (Kubespray's become).
 # ansible, python3-jmespath: the collections (ansible.utils for ipaddr) and modules a real
 # Kubespray checkout needs (test/integration/apply/kubespray-real.test.ts, BPA_TEST_KUBESPRAY_DIR).
+# docker-registry, skopeo, containerd: the site registry, pushing to it, and ctr pulling through
+# the mirror configuration bpa writes (test/integration/artifacts/registry-lab.test.ts).
 pkgs=(git openssh-server openssh-client iproute2 dnsmasq busybox ansible-core sshpass gnupg gpgv
-  sudo ansible python3-jmespath)
+  sudo ansible python3-jmespath docker-registry skopeo containerd)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,6 +14,7 @@ import { SshAccess } from './access.js';
 import { KNOWN_HOSTS_FILE } from './installer/ansible-env.js';
 import { checkCommands, LocalInstaller } from './installer/port.js';
 import { SshPackages } from './packages/ssh-packages.js';
+import { SshRegistry } from './registry/ssh-registry.js';
 import type { ApplyPorts, InstallerPath, PublishPort } from './ports.js';
 import { FilePublisher } from './publish-files.js';
 
@@ -112,6 +113,13 @@ export async function realPorts(input: RealPortsInput): Promise<Omit<ApplyPorts,
         ? { packageMirrorKey: await bpaAptKey(cfg.aptSigningKey) }
         : {}),
       timeoutMs: 15 * 60_000,
+      log: input.log,
+    }),
+    registry: new SshRegistry({
+      pool,
+      user: cfg.sshUser,
+      port: cfg.sshPort,
+      maxParallelHosts: cfg.maxParallelHosts,
       log: input.log,
     }),
   };

@@ -30,7 +30,40 @@ export interface ExecutionSettings {
    * nodes (at BPA_APT_KEY) before the mirror line that names it.
    */
   packageMirrorKey?: 'bpa';
+  /** The site's registry, as the nodes' container runtimes are told to pull through it. */
+  registryMirror?: RegistryMirror;
   ssh: { user: string; port: number };
+}
+
+export interface RegistryMirror {
+  /** The mirror as the nodes reach it (--registry-url), e.g. `http://172.22.0.2:5000`. */
+  url: string;
+  /** Upstream registries pulled through it, e.g. `docker.io`, `registry.k8s.io`. */
+  registries: string[];
+  runtimes: Array<'containerd' | 'docker'>;
+}
+
+/**
+ * The Site's `registryMirror` at the address the operator gives (--registry-url): the site
+ * says which registries and runtimes, the operator where the registry is.
+ */
+function registryMirror(cfg: Config, value: unknown): RegistryMirror | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const spec = value as { registries?: unknown; runtimes?: unknown };
+  if (!cfg.registryUrl)
+    throw new ConfigError(
+      'setting registryUrl: the Site document asks for a registryMirror, and bpa has no --registry-url (BPA_REGISTRY_URL) saying where the nodes reach the site registry; set it to the registry beside bpa, e.g. http://172.22.0.2:5000',
+      'site',
+    );
+  const list = (v: unknown, dflt: string[]): string[] =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : dflt;
+  return {
+    url: cfg.registryUrl.replace(/\/+$/, ''),
+    registries: [...new Set(list(spec.registries, ['docker.io']))].sort(),
+    runtimes: [
+      ...new Set(list(spec.runtimes, ['containerd'])),
+    ].sort() as RegistryMirror['runtimes'],
+  };
 }
 
 /** Where nodes keep the public key of bpa's apt repository (`signed-by=`). */
@@ -126,6 +159,9 @@ export function executionSettings(
     },
     ...(typeof mirror === 'string' ? { packageMirror: mirror } : {}),
     ...(isBpaMirror(mirror) ? bpaMirror(cfg) : {}),
+    ...(site?.['registryMirror'] !== undefined
+      ? { registryMirror: registryMirror(cfg, site['registryMirror']) }
+      : {}),
     ssh: { user: cfg.sshUser, port: cfg.sshPort },
   };
 }

@@ -476,6 +476,18 @@ export const OPTIONS = {
     description:
       'where the nodes reach bpa serve (its artifacts and apt repository), for a Site packageMirror: {bpa: true}',
   } as OptionSpec<string>,
+  registryUrl: {
+    flag: '--registry-url <url>',
+    env: 'BPA_REGISTRY_URL',
+    default: '',
+    kind: 'string',
+    pattern: {
+      re: /^(?:https?:\/\/[A-Za-z0-9.:[\]-]+)?$/,
+      text: 'an http(s) URL of the site registry as the nodes reach it, e.g. http://172.22.0.2:5000',
+    },
+    description:
+      "where the nodes reach the site's container registry (the distribution registry beside bpa), for a Site registryMirror",
+  } as OptionSpec<string>,
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

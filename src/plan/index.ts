@@ -1,6 +1,7 @@
 import { resolveNodeIp, type IpSource, type SkippedAddress } from '../observe/inventory/ip.js';
 import { hostMacs, type Host, type Lease } from '../observe/types.js';
 import { factsKey, type NodeFacts } from '../observe/facts.js';
+import { planRegistry } from './registry.js';
 import type { AppliedCluster, AppliedNode, AppliedState } from '../state/applied.js';
 import { error, type Problem } from '../util/problem.js';
 import type { ClusterModel, NodeSpec, PackageSpec, Role, SiteModel } from '../validate/model.js';
@@ -199,6 +200,7 @@ function diffCluster(
       ),
     );
   }
+  if (!blocked) planRegistry(name, nodes, applied, input.settings, input.facts, actions, notes);
   const kubernetesVersion =
     applied && !blocked
       ? planUpgrade(cluster, nodes, applied, actions, notes, problems)

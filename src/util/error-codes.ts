@@ -733,6 +733,13 @@ export const RUNTIME_CODES = {
       'the --apt-signing-key file holds no OpenPGP secret key gpg can sign with (not a secret key, a passphrase, gpg missing)',
     fix: 'export a secret key without a passphrase: gpg --export-secret-keys --armor KEYID > key.asc',
   },
+  REGISTRY_CONFIG_FAILED: {
+    retry: 'transient',
+    area: art,
+    summary:
+      "the registry mirror configuration (containerd hosts.toml, Docker daemon.json) could not be written on a node, or a node's daemon.json is not a JSON object bpa can merge into",
+    fix: 'the message names the node and the file; an unreachable node is retried by the next reconcile, a broken daemon.json must be fixed on the node',
+  },
 } as const satisfies Record<string, RuntimeCodeInfo>;
 
 export type RuntimeCode = keyof typeof RUNTIME_CODES;

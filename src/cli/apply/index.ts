@@ -46,6 +46,7 @@ export const APPLY_OPTIONS = [
   'packageMirrors',
   'artifactsUrl',
   'aptSigningKey',
+  'registryUrl',
 ] as const;
 
 /**

@@ -60,6 +60,7 @@ export function registerPlan(
     'packageMirrors',
     'artifactsUrl',
     'aptSigningKey',
+    'registryUrl',
   ]);
   cmd.action(async (path: string, opts: Record<string, unknown>) => {
     const run = createRun({

@@ -49,3 +49,23 @@ describe("packageMirror {bpa: true}: bpa's own apt repository", () => {
     });
   }
 });
+
+describe('registryMirror settings', () => {
+  it('takes the registry from --registry-url and the defaults of the Site', () => {
+    const s = executionSettings(config({ registryUrl: 'http://172.22.0.2:5000' }), {
+      registryMirror: {},
+    });
+    assert.deepEqual(s.registryMirror, {
+      url: 'http://172.22.0.2:5000',
+      registries: ['docker.io'],
+      runtimes: ['containerd'],
+    });
+  });
+  it('without --registry-url: CONFIG_INVALID naming the setting', () => {
+    assert.throws(
+      () => executionSettings(config({}), { registryMirror: { registries: ['quay.io'] } }),
+      (err: Error & { code?: string }) =>
+        err.code === 'CONFIG_INVALID' && /--registry-url/.test(err.message),
+    );
+  });
+});
