@@ -25,18 +25,20 @@ export function renderAptIndex(packages: readonly ArtifactMeta[]): AptIndex {
       m.deb.paragraph,
       `Filename: ${POOL}/${m.name}`,
       `Size: ${m.size}`,
-      `MD5sum: ${m.md5}`,
+      ...(m.md5 ? [`MD5sum: ${m.md5}`] : []),
       `SHA256: ${m.sha256}`,
     ].join('\n'),
   );
   const packagesText = Buffer.from(stanzas.length ? `${stanzas.join('\n\n')}\n` : '');
   const packagesGz = gzipSync(packagesText, { level: 9 });
-  // The newest upload dates the repository, so the same contents give the same Release.
-  const newest =
-    debs
-      .map((m) => m.uploadedAt)
-      .sort()
-      .pop() ?? new Date(0).toISOString();
+  // The newest upload dates the repository, so the same contents give the same Release. It is
+  // backdated a day: apt refuses a Release dated in its future ("not valid yet"), and the
+  // clocks of offline nodes often lag the bootstrap machine's.
+  const newest = debs
+    .map((m) => m.uploadedAt)
+    .sort()
+    .pop();
+  const date = newest ? new Date(Date.parse(newest) - 86_400_000) : new Date(0);
   const files: Array<[string, Buffer]> = [
     ['Packages', packagesText],
     ['Packages.gz', packagesGz],
@@ -53,7 +55,7 @@ export function renderAptIndex(packages: readonly ArtifactMeta[]): AptIndex {
     'Label: bpa',
     'Suite: bpa',
     'Codename: bpa',
-    `Date: ${new Date(newest).toUTCString()}`,
+    `Date: ${date.toUTCString()}`,
     'Description: packages uploaded to bpa serve',
     'MD5Sum:',
     sums('md5'),

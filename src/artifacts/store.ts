@@ -7,7 +7,7 @@
  * same content under two names, or uploaded twice, is stored once.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, Writable, type Readable } from 'node:stream';
@@ -21,8 +21,12 @@ export interface ArtifactMeta {
   name: string;
   size: number;
   sha256: string;
-  /** For metal3's `image.checksumType: md5` and the `.md5sum` file. */
-  md5: string;
+  /**
+   * For metal3's `image.checksumType: md5` and the `.md5sum` file: computed at upload for
+   * packages (apt's index lists it), for other kinds when first asked for (md5Of), since a
+   * second hash over a large image would halve the upload rate.
+   */
+  md5?: string;
   /** ISO 8601, when this content was stored under this name. */
   uploadedAt: string;
   /** The control data of a package (kind `packages`). */
@@ -58,6 +62,8 @@ export class ArtifactStore {
   private readonly metas = new Map<string, ArtifactMeta>();
   /** Blobs an upload in progress counts on: never collected meanwhile. */
   private readonly pinned = new Map<string, number>();
+  /** md5 computations in progress, by content. */
+  private readonly hashing = new Map<string, Promise<string>>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly now: () => Date;
 
@@ -146,7 +152,7 @@ export class ArtifactStore {
       tmp = (await isFile(this.blobPath(expect.sha256)))
         ? undefined
         : join(this.tmpDir, `${randomBytes(8).toString('hex')}.part`);
-      const got = await receive(body, tmp, expect.maxBytes);
+      const got = await receive(body, tmp, expect.maxBytes, kind === 'packages');
       if (got.sha256 !== expect.sha256)
         throw new UploadError(
           'checksum',
@@ -174,7 +180,7 @@ export class ArtifactStore {
   private async commit(
     kind: ArtifactKind,
     name: string,
-    got: { sha256: string; md5: string; size: number },
+    got: { sha256: string; md5?: string; size: number },
     staged: string | undefined,
     deb: DebControl | undefined,
   ): Promise<PutResult> {
@@ -193,7 +199,7 @@ export class ArtifactStore {
       name,
       size: got.size,
       sha256: got.sha256,
-      md5: got.md5,
+      ...(got.md5 ? { md5: got.md5 } : {}),
       uploadedAt: this.now().toISOString(),
       ...(deb ? { deb } : {}),
     };
@@ -216,6 +222,31 @@ export class ArtifactStore {
       await this.opts.onChange?.(kind, this);
       return true;
     });
+  }
+
+  /**
+   * The md5 of an artifact, computed from its content the first time it is asked for and kept
+   * in its record; undefined when there is no such artifact (any more).
+   */
+  async md5Of(kind: ArtifactKind, name: string): Promise<string | undefined> {
+    const meta = this.metas.get(key(kind, name));
+    if (!meta) return undefined;
+    if (meta.md5) return meta.md5;
+    let pending = this.hashing.get(meta.sha256);
+    if (!pending) {
+      pending = md5File(this.blobPath(meta.sha256));
+      this.hashing.set(meta.sha256, pending);
+      void pending.finally(() => this.hashing.delete(meta.sha256)).catch(() => undefined);
+    }
+    const md5 = await pending;
+    await this.locked(async () => {
+      const now = this.metas.get(key(kind, name));
+      if (!now || now.sha256 !== meta.sha256 || now.md5) return;
+      const next = { ...now, md5 };
+      await writeFileAtomic(this.metaPath(kind, name), `${JSON.stringify(next, null, 2)}\n`, 0o644);
+      this.metas.set(key(kind, name), next);
+    });
+    return md5;
   }
 
   /** Waits for changes in progress (their onChange included). */
@@ -253,9 +284,10 @@ async function receive(
   body: Readable,
   file: string | undefined,
   maxBytes: number,
-): Promise<{ sha256: string; md5: string; size: number }> {
+  withMd5: boolean,
+): Promise<{ sha256: string; md5?: string; size: number }> {
   const sha = createHash('sha256');
-  const md5 = createHash('md5');
+  const md5 = withMd5 ? createHash('md5') : undefined;
   let size = 0;
   const meter = new Transform({
     transform(chunk: Buffer, _enc, done) {
@@ -267,7 +299,7 @@ async function receive(
         return;
       }
       sha.update(chunk);
-      md5.update(chunk);
+      md5?.update(chunk);
       done(null, file ? chunk : undefined);
     },
   });
@@ -292,7 +324,13 @@ async function receive(
       `the upload ended before its body was complete (${(err as Error).message})`,
     );
   }
-  return { sha256: sha.digest('hex'), md5: md5.digest('hex'), size };
+  return { sha256: sha.digest('hex'), ...(md5 ? { md5: md5.digest('hex') } : {}), size };
+}
+
+async function md5File(path: string): Promise<string> {
+  const h = createHash('md5');
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest('hex');
 }
 
 async function readMeta(file: string): Promise<ArtifactMeta | undefined> {

@@ -96,7 +96,7 @@ function describe(m: ArtifactMeta): Record<string, unknown> {
     name: m.name,
     size: m.size,
     sha256: m.sha256,
-    md5: m.md5,
+    ...(m.md5 ? { md5: m.md5 } : {}),
     uploadedAt: m.uploadedAt,
     url:
       m.kind === 'packages' ? `/artifacts/apt/${POOL}/${m.name}` : `/artifacts/${m.kind}/${m.name}`,
@@ -238,7 +238,8 @@ async function download(
   if (!meta) return notFound(res, `${area}/${name}`);
   if (suffix) {
     // The format of sha256sum/md5sum, which Ironic reads too: "<hash>  <file name>".
-    const hash = suffix === '.md5sum' ? meta.md5 : meta.sha256;
+    const hash = suffix === '.md5sum' ? await opts.store.md5Of(area, meta.name) : meta.sha256;
+    if (!hash) return notFound(res, `${area}/${name}`);
     const body = Buffer.from(`${hash}  ${meta.name}\n`);
     return sendBuffer(req, res, {
       body,

@@ -338,6 +338,14 @@ describe('bpa serve: artifact upload API', function () {
       assert.equal(checked, 0, `${tool} -c failed`);
     }
     assert.equal((await send(srv.url, 'GET', '/artifacts/images/none.qcow2.md5sum')).status, 404);
+    // Computed when first asked for, then kept in the record.
+    const record = await send(srv.url, 'GET', '/api/v1/artifacts/images/node.qcow2', {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    assert.equal(
+      (JSON.parse(record.body) as { md5?: string }).md5,
+      createHash('md5').update(data).digest('hex'),
+    );
   });
 
   it('refuses a body larger than the limit with 413, declared or not', async () => {
