@@ -175,6 +175,8 @@ async function upload(
     });
   const idle = opts.idleTimeoutMs ?? 60_000;
   req.setTimeout(idle, () => req.destroy(new Error(`nothing received for ${idle} ms`)));
+  // Only the body's arrival is timed: checking and storing it may take longer.
+  req.once('end', () => req.setTimeout(0));
   try {
     const { outcome, meta } = await opts.store.put(target.kind, target.name, req, {
       sha256,

@@ -189,6 +189,48 @@ describe('bpa serve apt repository on lab hosts (real apt-get)', function () {
     assert.equal(unpacked.stdout.trim(), 'bpa-test-a 2.0-1');
   });
 
+  it('without a signing key: the nodes trust the repository as it is, and apt installs', async () => {
+    const unsigned = await startServe(join(tmp, 'serve-unsigned'), {
+      listen: `${lab!.gatewayIp}:0`,
+    });
+    try {
+      const file = await buildDeb(debs(), { name: 'bpa-test-c', version: '1.0-1' });
+      const data = await readFile(file);
+      const r = await fetch(`${unsigned.url}/api/v1/artifacts/packages/bpa-test-c_1.0-1_all.deb`, {
+        method: 'PUT',
+        body: data,
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'x-checksum-sha256': createHash('sha256').update(data).digest('hex'),
+        },
+      });
+      assert.equal(r.status, 201);
+      assert.equal((await fetch(`${unsigned.url}/artifacts/apt/InRelease`)).status, 404);
+      const other = await writeLabSite(
+        lab!.hosts,
+        {
+          cluster: 'apt2',
+          nodes: [{ name: 'master-1', roles: ['master', 'worker'], host: 1 }],
+          workerSoftware: ['bpa-test-c'],
+          extraSite: siteDoc,
+        },
+        join(tmp, 'site-unsigned'),
+      );
+      const applied = await bpa([
+        'reconcile',
+        '--once',
+        other,
+        ...labArgs(lab!, join(tmp, 'state-unsigned'), ['--artifacts-url', unsigned.url]),
+      ]);
+      assert.equal(applied.code, 0, applied.stdout + applied.stderr);
+      assert.equal(await installed('h2', 'bpa-test-c'), '1.0-1');
+      const list = await lab!.exec('h2', ['cat', '/etc/apt/sources.list.d/bpa-mirror.list']);
+      assert.equal(list.stdout.trim(), `deb [trusted=yes] ${unsigned.url}/artifacts/apt/ ./`);
+    } finally {
+      await unsigned.stop();
+    }
+  });
+
   it("apt on the node refuses the repository when it is not signed by bpa's key", async () => {
     // Another key in the node's keyring: apt-get update must fail on the signature.
     const other = await makeSigningKey(await mkdtemp(join(tmp, 'other-')));
@@ -201,13 +243,13 @@ describe('bpa serve apt repository on lab hosts (real apt-get)', function () {
       await run('gpgconf', ['--homedir', otherHome, '--kill', 'gpg-agent']).catch(() => undefined);
       await rm(otherHome, { recursive: true, force: true });
     }
-    await lab!.exec('h2', [
+    await lab!.exec('h1', [
       'sh',
       '-c',
       `printf '%s' '${otherPub.replace(/'/g, '')}' > /etc/apt/keyrings/bpa-artifacts.asc`,
     ]);
     const update = await lab!
-      .exec('h2', [
+      .exec('h1', [
         'apt-get',
         'update',
         '-o',
