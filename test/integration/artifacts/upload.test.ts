@@ -433,6 +433,15 @@ describe('bpa serve: artifact upload API', function () {
     assert.equal(retry.status, 201, retry.body);
   });
 
+  it('refuses to start with an apt signing key gpg cannot sign with', async () => {
+    const bad = join(dir, 'not-a-key.asc');
+    await writeFile(bad, '-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nnot a key\n');
+    await assert.rejects(
+      startServe(join(dir, 'bad-key'), { extra: ['--apt-signing-key', bad] }),
+      /APT_SIGNING_KEY_INVALID: --apt-signing-key .*not-a-key\.asc holds no usable OpenPGP secret key/,
+    );
+  });
+
   it('without a token file, the upload API does not exist and downloads still work', async () => {
     const other = await startServe(join(dir, 'no-token'), { token: false });
     try {
