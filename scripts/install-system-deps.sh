@@ -9,8 +9,10 @@ set -euo pipefail
 # chromium: the status page is tested in a real headless browser (test/integration/ui/),
 # driven by playwright-core.
 # zsh, fish: the completion scripts of `bpa completion` are loaded and run in them.
+# docker-registry, skopeo, containerd: the site registry, pushing to it, and ctr pulling through
+# the mirror configuration bpa writes (test/integration/artifacts/registry-lab.test.ts).
 pkgs=(git openssh-server openssh-client iproute2 dnsmasq busybox ansible-core sshpass gnupg gpgv
-  sudo ansible python3-jmespath jq chromium zsh fish)
+  sudo ansible python3-jmespath jq chromium zsh fish docker-registry skopeo containerd)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { canonicalJson, sha256Hex } from '../plan/hash.js';
 import type { Action, ClusterPlan, Plan, PlannedNode } from '../plan/index.js';
+import { mirrorDigest } from '../runtime/registry-mirror.js';
 import type { AppliedCluster } from '../state/applied.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { Journal, type StepRecord } from '../state/journal.js';
@@ -17,6 +18,7 @@ import type {
   PackagePort,
   PackageResult,
   PublishPort,
+  RegistryPort,
   StepHandle,
 } from './ports.js';
 
@@ -28,6 +30,7 @@ export interface ApplyDeps {
   installer: InstallerPort;
   publish: PublishPort;
   packages: PackagePort;
+  registry?: RegistryPort;
   log: Logger;
   /** Source revision being applied (git sha, or a digest of a local site). */
   revision?: string;
@@ -217,6 +220,7 @@ class ActionRun {
         nodes: action.nodes,
         plugins: action.plugins,
         packages: action.packages,
+        registry: action.registry,
         hostsIni: installerInputs,
         generation,
       }),
@@ -293,6 +297,9 @@ class ActionRun {
             nodes: applied.nodes.filter((n) => !a.nodes.includes(n.name)),
           })),
         );
+        return;
+      case 'configure-registry':
+        await this.configureRegistry(a, nodes);
         return;
       case 'install-plugins':
         await this.step('installer', (h) => this.deps.installer.run('addon', req, h));
@@ -375,6 +382,31 @@ class ActionRun {
     }
     await this.journal.finish(key, 'done');
     this.outcome.steps.push({ name, result: 'done' });
+  }
+
+  private async configureRegistry(a: Action, nodes: PlannedNode[]): Promise<void> {
+    const mirror = a.registry;
+    const port = this.deps.registry;
+    if (!mirror || !port)
+      throw new BpaError(
+        'REGISTRY_CONFIG_FAILED',
+        'configure-registry has no registry mirror to write',
+        'stalled',
+      );
+    await this.step('ssh-access', () => this.deps.access.ensure(a.cluster, nodes));
+    await this.step('registry', async () => {
+      const results = await port.configure(a.cluster, nodes, mirror);
+      const bad = results.filter((r) => !r.ok);
+      if (bad.length)
+        throw new BpaError(
+          'REGISTRY_CONFIG_FAILED',
+          `registry mirror configuration failed on ${bad.map((r) => redact(r.error?.message ?? r.node)).join('; ')}`,
+          'transient',
+        );
+    });
+    await this.step('record', () =>
+      this.record((applied) => ({ ...applied, registryMirror: mirrorDigest(mirror) })),
+    );
   }
 
   private nodes(names: readonly string[]): PlannedNode[] {

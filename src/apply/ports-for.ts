@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { exportPublicKey } from '../artifacts/apt-signer.js';
 import { executionSettings, kubesprayDirOf } from '../config/execution.js';
 import type { Config } from '../config/options.js';
 import type { Plan } from '../plan/index.js';
@@ -13,6 +14,7 @@ import { SshAccess } from './access.js';
 import { KNOWN_HOSTS_FILE } from './installer/ansible-env.js';
 import { checkCommands, LocalInstaller } from './installer/port.js';
 import { SshPackages } from './packages/ssh-packages.js';
+import { SshRegistry } from './registry/ssh-registry.js';
 import type { ApplyPorts, InstallerPath, PublishPort } from './ports.js';
 import { FilePublisher } from './publish-files.js';
 
@@ -107,10 +109,30 @@ export async function realPorts(input: RealPortsInput): Promise<Omit<ApplyPorts,
       port: cfg.sshPort,
       maxParallelHosts: cfg.maxParallelHosts,
       packageMirror: settings.packageMirror,
+      ...(settings.packageMirrorKey === 'bpa'
+        ? { packageMirrorKey: await bpaAptKey(cfg.aptSigningKey) }
+        : {}),
       timeoutMs: 15 * 60_000,
       log: input.log,
     }),
+    registry: new SshRegistry({
+      pool,
+      user: cfg.sshUser,
+      port: cfg.sshPort,
+      maxParallelHosts: cfg.maxParallelHosts,
+      log: input.log,
+    }),
   };
+}
+
+/** The public key of bpa's signed apt repository, from the key that signs it. */
+async function bpaAptKey(keyFile: string): Promise<string> {
+  if (!keyFile)
+    throw new StalledError(
+      'APT_SIGNING_KEY_INVALID',
+      "the plan writes bpa's apt repository key to the nodes, and no --apt-signing-key is configured: plan and apply with the same settings",
+    );
+  return exportPublicKey(keyFile);
 }
 
 const PATH_OF: Partial<Record<Plan['clusters'][number]['actions'][number]['kind'], InstallerPath>> =

@@ -1,3 +1,4 @@
+import type { RegistryMirror } from '../config/execution.js';
 import type { FactsPort } from '../observe/facts.js';
 import type { PackageChange, PlannedNode } from '../plan/index.js';
 import type { StepRecord } from '../state/journal.js';
@@ -69,12 +70,29 @@ export interface PackagePort {
   ): Promise<PackageResult[]>;
 }
 
+export interface RegistryResult {
+  node: string;
+  ok: boolean;
+  error?: { code: string; message: string };
+}
+
+export interface RegistryPort {
+  /** Writes the registry mirror configuration on each node, in parallel; one failing node does not stop the others. */
+  configure(
+    cluster: string,
+    nodes: readonly PlannedNode[],
+    mirror: RegistryMirror,
+  ): Promise<RegistryResult[]>;
+}
+
 /** Everything an apply reads from and changes outside bpa. */
 export interface ApplyPorts {
   access: AccessPort;
   installer: InstallerPort;
   publish: PublishPort;
   packages: PackagePort;
+  /** The container runtimes' registry mirror (configure-registry); absent: such plans fail. */
+  registry?: RegistryPort;
   /** What the nodes report, read for the plan and again after the apply. */
   facts: FactsPort;
 }

@@ -27,6 +27,9 @@ export const PLAN_OPTIONS = [
   'sshKey',
   'allowSiteCommands',
   'packageMirrors',
+  'artifactsUrl',
+  'aptSigningKey',
+  'registryUrl',
 ] as const satisfies readonly OptionName[];
 
 /** apply, reconcile and serve: the plan's settings, and those of acting on it. */

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { ConfigError } from '../util/errors.js';
 import type { Config } from './options.js';
 
 export interface InstallerCommands {
@@ -24,7 +25,74 @@ export interface ExecutionSettings {
     kubesprayDir?: string;
   };
   packageMirror?: string;
+  /**
+   * `bpa`: the mirror is bpa's own signed apt repository; its public key is written to the
+   * nodes (at BPA_APT_KEY) before the mirror line that names it.
+   */
+  packageMirrorKey?: 'bpa';
+  /** The site's registry, as the nodes' container runtimes are told to pull through it. */
+  registryMirror?: RegistryMirror;
   ssh: { user: string; port: number };
+}
+
+export interface RegistryMirror {
+  /** The mirror as the nodes reach it (--registry-url), e.g. `http://172.22.0.2:5000`. */
+  url: string;
+  /** Upstream registries pulled through it, e.g. `docker.io`, `registry.k8s.io`. */
+  registries: string[];
+  runtimes: Array<'containerd' | 'docker'>;
+}
+
+/**
+ * The Site's `registryMirror` at the address the operator gives (--registry-url): the site
+ * says which registries and runtimes, the operator where the registry is.
+ */
+function registryMirror(cfg: Config, value: unknown): RegistryMirror | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const spec = value as { registries?: unknown; runtimes?: unknown };
+  if (!cfg.registryUrl)
+    throw new ConfigError(
+      'setting registryUrl: the Site document asks for a registryMirror, and bpa has no --registry-url (BPA_REGISTRY_URL) saying where the nodes reach the site registry; set it to the registry beside bpa, e.g. http://172.22.0.2:5000',
+      'site',
+    );
+  const list = (v: unknown, dflt: string[]): string[] =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : dflt;
+  return {
+    url: cfg.registryUrl.replace(/\/+$/, ''),
+    registries: [...new Set(list(spec.registries, ['docker.io']))].sort(),
+    runtimes: [
+      ...new Set(list(spec.runtimes, ['containerd'])),
+    ].sort() as RegistryMirror['runtimes'],
+  };
+}
+
+/** Where nodes keep the public key of bpa's apt repository (`signed-by=`). */
+export const BPA_APT_KEY = '/etc/apt/keyrings/bpa-artifacts.asc';
+
+/**
+ * The apt source line of bpa's own repository (Site `packageMirror: {bpa: true}`), at the
+ * address nodes reach bpa at (--artifacts-url): signed-by its key when bpa signs it
+ * (--apt-signing-key), else trusted as it is.
+ */
+function bpaMirror(cfg: Config): Pick<ExecutionSettings, 'packageMirror' | 'packageMirrorKey'> {
+  if (!cfg.artifactsUrl)
+    throw new ConfigError(
+      'setting artifactsUrl: the Site document says packageMirror: {bpa: true}, and bpa has no --artifacts-url (BPA_ARTIFACTS_URL) saying where the nodes reach its apt repository; set it to the address of bpa serve on the provisioning network, e.g. http://172.22.0.2:8080',
+      'site',
+    );
+  const url = `${cfg.artifactsUrl.replace(/\/+$/, '')}/artifacts/apt/`;
+  return cfg.aptSigningKey
+    ? { packageMirror: `deb [signed-by=${BPA_APT_KEY}] ${url} ./`, packageMirrorKey: 'bpa' }
+    : { packageMirror: `deb [trusted=yes] ${url} ./` };
+}
+
+/** Whether a Site's packageMirror asks for bpa's own repository. */
+export function isBpaMirror(value: unknown): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<string, unknown>)['bpa'] === true
+  );
 }
 
 // Kubespray's own playbooks, run from the operator's checkout (`--kubespray-dir`) with its
@@ -90,6 +158,10 @@ export function executionSettings(
       ...(kubesprayDir ? { kubesprayDir } : {}),
     },
     ...(typeof mirror === 'string' ? { packageMirror: mirror } : {}),
+    ...(isBpaMirror(mirror) ? bpaMirror(cfg) : {}),
+    ...(site?.['registryMirror'] !== undefined
+      ? { registryMirror: registryMirror(cfg, site['registryMirror']) }
+      : {}),
     ssh: { user: cfg.sshUser, port: cfg.sshPort },
   };
 }

@@ -553,6 +553,55 @@ export const OPTIONS = {
     description:
       'file holding the secret events are signed with (X-Bpa-Signature-256: sha256=HMAC of the body)',
   } as OptionSpec<string>,
+  artifactsTokenFile: {
+    flag: '--artifacts-token-file <file>',
+    env: 'BPA_ARTIFACTS_TOKEN_FILE',
+    default: '',
+    kind: 'string',
+    description:
+      'file holding the bearer token of the artifact upload API (/api/v1/artifacts); without one, uploads are disabled',
+  } as OptionSpec<string>,
+  artifactsMaxMib: {
+    flag: '--artifacts-max-mib <MiB>',
+    env: 'BPA_ARTIFACTS_MAX_MIB',
+    default: 16384,
+    kind: 'integer',
+    min: 1,
+    max: 1_048_576,
+    description: 'largest artifact upload accepted, in MiB (larger: 413)',
+  } as OptionSpec<number>,
+  aptSigningKey: {
+    flag: '--apt-signing-key <file>',
+    env: 'BPA_APT_SIGNING_KEY',
+    default: '',
+    kind: 'string',
+    description:
+      "OpenPGP secret key (no passphrase) that signs bpa's apt repository (InRelease, Release.gpg); nodes then use signed-by= instead of [trusted=yes]",
+  } as OptionSpec<string>,
+  artifactsUrl: {
+    flag: '--artifacts-url <url>',
+    env: 'BPA_ARTIFACTS_URL',
+    default: '',
+    kind: 'string',
+    pattern: {
+      re: /^(?:https?:\/\/[A-Za-z0-9.:[\]-]+(?:\/[A-Za-z0-9._~/-]*)?)?$/,
+      text: 'an http(s) URL of bpa serve as the nodes reach it, e.g. http://172.22.0.2:8080',
+    },
+    description:
+      'where the nodes reach bpa serve (its artifacts and apt repository), for a Site packageMirror: {bpa: true}',
+  } as OptionSpec<string>,
+  registryUrl: {
+    flag: '--registry-url <url>',
+    env: 'BPA_REGISTRY_URL',
+    default: '',
+    kind: 'string',
+    pattern: {
+      re: /^(?:https?:\/\/[A-Za-z0-9.:[\]-]+)?$/,
+      text: 'an http(s) URL of the site registry as the nodes reach it, e.g. http://172.22.0.2:5000',
+    },
+    description:
+      "where the nodes reach the site's container registry (the distribution registry beside bpa), for a Site registryMirror",
+  } as OptionSpec<string>,
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

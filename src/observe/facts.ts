@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import { QUERY_OK_EXIT_CODES, parseQuery, queryArgv } from '../apt/commands.js';
 import type { Config } from '../config/options.js';
+import { watchedPaths } from '../runtime/registry-mirror.js';
 import type { SshPool } from '../ssh/pool.js';
 import type { SshSession } from '../ssh/session.js';
 import type { AppliedState } from '../state/applied.js';
@@ -12,6 +13,8 @@ export interface NodeFacts {
   reachable: boolean;
   /** Package → installed version, null when not installed. */
   installed: Record<string, string | null>;
+  /** Files bpa keeps on the node (the registry mirror's): path → content, null when absent. */
+  files?: Record<string, string | null>;
   error?: { code: string; message: string };
 }
 
@@ -20,6 +23,8 @@ export interface FactsTarget {
   node: string;
   ip: string;
   packages: string[];
+  /** Files whose content the plan compares (absent: none). */
+  files?: string[];
 }
 
 /** `cluster/node` → facts. */
@@ -43,19 +48,31 @@ export async function collectFacts(
     targets.map((t) =>
       limit(async () => {
         const key = factsKey(t.cluster, t.node);
-        if (!t.packages.length) {
+        if (!t.packages.length && !t.files?.length) {
           out.set(key, { reachable: true, installed: {} });
           return;
         }
         const target = { node: t.node, address: t.ip, port: ssh.port, user: ssh.user };
         try {
-          // dpkg-query exits 1 when some package is not installed and still prints the others:
-          // the whole output counts, not a tail of it.
-          const { stdout } = await ssh.pool.run(target, queryArgv(t.packages), {
-            timeoutMs: ssh.timeoutMs,
-            okExitCodes: QUERY_OK_EXIT_CODES,
-          });
-          out.set(key, { reachable: true, installed: parseQuery(stdout, t.packages) });
+          let installed: Record<string, string | null> = {};
+          if (t.packages.length) {
+            // dpkg-query exits 1 when some package is not installed and still prints the
+            // others: the whole output counts, not a tail of it.
+            const { stdout } = await ssh.pool.run(target, queryArgv(t.packages), {
+              timeoutMs: ssh.timeoutMs,
+              okExitCodes: QUERY_OK_EXIT_CODES,
+            });
+            installed = parseQuery(stdout, t.packages);
+          }
+          const files: Record<string, string | null> = {};
+          for (const path of t.files ?? []) {
+            const r = await ssh.pool.run(target, readFileArgv(path), {
+              timeoutMs: ssh.timeoutMs,
+              okExitCodes: [0, FILE_ABSENT],
+            });
+            files[path] = r.exitCode === FILE_ABSENT ? null : r.stdout;
+          }
+          out.set(key, { reachable: true, installed, ...(t.files?.length ? { files } : {}) });
         } catch (err: unknown) {
           out.set(key, {
             reachable: false,
@@ -70,6 +87,15 @@ export async function collectFacts(
     ),
   );
   return out;
+}
+
+/** The exit code of readFileArgv for a file that does not exist. */
+const FILE_ABSENT = 3;
+
+/** Prints a file, or exits FILE_ABSENT when there is none (other failures are errors). */
+function readFileArgv(path: string): string[] {
+  if (!/^\/[A-Za-z0-9._/-]+$/.test(path)) throw new Error(`invalid path ${JSON.stringify(path)}`);
+  return ['sh', '-c', `if [ -e "$1" ]; then cat -- "$1"; else exit ${FILE_ABSENT}; fi`, 'sh', path];
 }
 
 /** How long reading one node's facts may take. */
@@ -91,9 +117,14 @@ export async function readFacts(
   });
 }
 
-/** Nodes bpa applied before, with the packages the site asks their roles to carry. */
+/**
+ * Nodes bpa applied before, with the packages the site asks their roles to carry and the
+ * registry mirror files it keeps there.
+ */
 export function factsTargets(model: SiteModel, applied: AppliedState): FactsTarget[] {
   const targets: FactsTarget[] = [];
+  const mirror = model.site?.spec['registryMirror'];
+  const files = typeof mirror === 'object' && mirror !== null ? watchedPaths(mirror) : [];
   for (const cluster of applied.clusters.values()) {
     const site = model.clusters.find((c) => c.name === cluster.cluster);
     for (const n of cluster.nodes) {
@@ -108,6 +139,7 @@ export function factsTargets(model: SiteModel, applied: AppliedState): FactsTarg
         node: n.name,
         ip: n.ip,
         packages: [...names].sort(),
+        ...(files.length ? { files } : {}),
       });
     }
   }

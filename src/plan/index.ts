@@ -17,6 +17,7 @@ import {
 } from './types.js';
 import { pluralize, word } from '../util/pluralize.js';
 import { inputsOf, type ClusterDiff } from './diff/context.js';
+import { planRegistry } from './registry.js';
 import { diffNodes } from './diff/nodes.js';
 import { diffPlugins } from './diff/plugins.js';
 import { diffPackages, newClusterPackages } from './diff/packages.js';
@@ -193,6 +194,7 @@ function diffCluster(
       ),
     );
   }
+  if (!blocked) planRegistry(name, nodes, applied, input.settings, input.facts, actions, notes);
   const kubernetesVersion =
     applied && !blocked
       ? planUpgrade(cluster, nodes, applied, actions, notes, problems)

@@ -1,4 +1,4 @@
-import type { ExecutionSettings } from '../config/execution.js';
+import type { ExecutionSettings, RegistryMirror } from '../config/execution.js';
 import type { Problem } from '../util/problem.js';
 import type { PackageSpec, Role } from '../validate/model.js';
 import type { Flavour } from './hosts-ini.js';
@@ -9,6 +9,7 @@ export const ACTION_ORDER = [
   'upgrade-cluster',
   'add-nodes',
   'remove-nodes',
+  'configure-registry',
   'install-plugins',
   'install-packages',
   'upgrade-packages',
@@ -35,6 +36,8 @@ export interface Action {
   inputs: string[];
   plugins?: string[];
   packages?: PackageChange[];
+  /** configure-registry: the mirror the nodes' container runtimes are told to use. */
+  registry?: RegistryMirror;
 }
 
 export type NodeChange = 'add' | 'remove' | 'keep' | 'update';

@@ -291,6 +291,7 @@ async function apply(ctx: RunContext): Promise<void> {
     installer: ports.installer,
     publish: ports.publish,
     packages: ports.packages,
+    registry: ports.registry,
   });
   const facts = ports.facts;
   ctx.factsAfter = await factsAfter({

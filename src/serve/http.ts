@@ -25,6 +25,8 @@ export interface HttpServerOptions {
    * an exact path, or a prefix ending in `/` that takes every path under it.
    */
   routes?: RouteSet[];
+  /** Longest a request may take to arrive, body included (30 s; artifact uploads need more). */
+  requestTimeoutMs?: number;
 }
 
 /** A handler per method for one path, or for every path under a prefix ending in `/`. */
@@ -61,7 +63,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   });
   // Slow or stalled clients must not hold sockets open indefinitely.
   server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
+  server.requestTimeout = opts.requestTimeoutMs ?? 30_000;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

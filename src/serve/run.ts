@@ -17,6 +17,7 @@ import { LiveBus } from './ui/live.js';
 import { UiModel } from './ui/model.js';
 import { loginRoutes, uiAccess, uiGuard } from './ui/access.js';
 import { statusPageRoutes } from './ui/routes.js';
+import { startArtifacts } from './artifacts/start.js';
 
 export interface ServeOptions {
   /** The settings, resolved with the Site document's spec once it is read. */
@@ -100,6 +101,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     insecureNoToken: cfg.uiInsecureNoToken,
   });
   if (access.mode === 'off') log.warn({ reason: access.reason }, 'the status page is off');
+  const artifacts = await startArtifacts(cfg, log);
   let http: HttpServer;
   try {
     http = await startHttpServer({
@@ -110,15 +112,21 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       leader: elector,
       log,
       maxRunMs: Math.max(3_600_000, cfg.installerTimeout * 1000 * 2),
-      routes: statusPageRoutes({
-        model: ui,
-        bus: live,
-        guard: uiGuard(access),
-        extra: loginRoutes(access),
-        loggedIn: access.mode === 'token',
-      }),
+      routes: [
+        ...statusPageRoutes({
+          model: ui,
+          bus: live,
+          guard: uiGuard(access),
+          extra: loginRoutes(access),
+          loggedIn: access.mode === 'token',
+        }),
+        ...artifacts.routes,
+      ],
+      // An OS image upload takes minutes; a stalled one is cut off by its idle timeout.
+      ...(artifacts.uploads ? { requestTimeoutMs: 6 * 3_600_000 } : {}),
     });
   } catch (err: unknown) {
+    await artifacts.close();
     throw new StalledError(
       'LISTEN_FAILED',
       `cannot listen on ${cfg.listen}: ${(err as { code?: string }).code ?? String(err)}`,
@@ -162,6 +170,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       if (timedOut) log.warn('the running reconcile did not stop within the grace period');
       await notifier?.stop();
       await http.close();
+      await artifacts.close();
       await elector?.stop();
       await electing?.catch(() => undefined);
       log.info('bpa serve stopped');

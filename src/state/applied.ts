@@ -28,6 +28,8 @@ export interface AppliedCluster {
   kubernetesVersion?: string;
   /** The packages bpa manages on each role, as last applied (names and pins). */
   packages: { master: PackageSpec[]; worker: PackageSpec[] };
+  /** Digest of the registry mirror configuration bpa last wrote to the nodes (runtime/). */
+  registryMirror?: string;
 }
 
 export interface AppliedState {

@@ -29,7 +29,8 @@ export type Area =
   | 'installer'
   | 'packages'
   | 'publishing'
-  | 'reconcile and serve';
+  | 'reconcile and serve'
+  | 'artifacts';
 
 const cli: Area = 'command line and configuration';
 const git: Area = 'site source (git)';
@@ -42,6 +43,7 @@ const inst: Area = 'installer';
 const pkg: Area = 'packages';
 const pub: Area = 'publishing';
 const rec: Area = 'reconcile and serve';
+const art: Area = 'artifacts';
 
 export const RUNTIME_CODES = {
   // --- command line and configuration
@@ -764,6 +766,29 @@ export const RUNTIME_CODES = {
     summary:
       '`bpa status PATH`: the directory has no status reports (status/site.yaml): bpa has not reconciled it yet, or it is not a site',
     fix: 'give the site directory of a checkout that bpa reports to (or --server URL)',
+  },
+
+  // --- artifacts
+  ARTIFACT_STORE_FAILED: {
+    retry: 'stalled',
+    area: art,
+    summary:
+      'bpa serve cannot open or write its artifact store (<state>/artifacts): permissions, a full or read-only volume',
+    fix: 'check the state volume: bpa must be able to create and rename files under <state>/artifacts',
+  },
+  APT_SIGNING_KEY_INVALID: {
+    retry: 'stalled',
+    area: art,
+    summary:
+      'the --apt-signing-key file holds no OpenPGP secret key gpg can sign with (not a secret key, a passphrase, gpg missing)',
+    fix: 'export a secret key without a passphrase: gpg --export-secret-keys --armor KEYID > key.asc',
+  },
+  REGISTRY_CONFIG_FAILED: {
+    retry: 'transient',
+    area: art,
+    summary:
+      "the registry mirror configuration (containerd hosts.toml, Docker daemon.json) could not be written on a node, or a node's daemon.json is not a JSON object bpa can merge into",
+    fix: 'the message names the node and the file; an unreachable node is retried by the next reconcile, a broken daemon.json must be fixed on the node',
   },
 } as const satisfies Record<string, RuntimeCodeInfo>;
 

@@ -1,4 +1,6 @@
+import { dirname } from 'node:path';
 import pLimit from 'p-limit';
+import { BPA_APT_KEY } from '../../config/execution.js';
 import type { PackageChange, PlannedNode } from '../../plan/index.js';
 import { BpaError, messageOf } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
@@ -24,6 +26,8 @@ export interface SshPackagesOptions {
   maxParallelHosts: number;
   /** An apt source line written on the node first (offline sites: a local mirror). */
   packageMirror?: string;
+  /** The mirror's OpenPGP public key (armored), written to BPA_APT_KEY before the mirror line. */
+  packageMirrorKey?: string;
   /** Per apt run (install can take long on a slow mirror). */
   timeoutMs: number;
   log: Logger;
@@ -79,6 +83,21 @@ export class SshPackages implements PackagePort {
         await run(removeArgv(names));
       } else {
         if (this.opts.packageMirror) {
+          if (this.opts.packageMirrorKey) {
+            await this.opts.pool.run(
+              target,
+              ['install', '-d', '-m', '0755', dirname(BPA_APT_KEY)],
+              {
+                sudo,
+                timeoutMs: 30_000,
+              },
+            );
+            await this.opts.pool.run(target, ['tee', BPA_APT_KEY], {
+              sudo,
+              stdin: this.opts.packageMirrorKey,
+              timeoutMs: 30_000,
+            });
+          }
           await this.opts.pool.run(target, ['tee', MIRROR_LIST], {
             sudo,
             stdin: `${this.opts.packageMirror}\n`,

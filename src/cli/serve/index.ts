@@ -43,6 +43,8 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'notifyUrls',
     'notifyUrlFile',
     'notifySecretFile',
+    'artifactsTokenFile',
+    'artifactsMaxMib',
   ]);
   cmd.action(async (opts) => {
     const cfg = resolveConfig(opts, undefined, env);

@@ -75,10 +75,16 @@ function podSpec(): PodSpec {
   return dig(only(manifests, 'Deployment', 'bpa'), 'spec.template.spec') as PodSpec;
 }
 
-function container(): Container {
+function container(name = 'bpa'): Container {
   const containers = podSpec().containers;
-  assert.equal(containers.length, 1);
-  return containers[0] as Container;
+  assert.deepEqual(
+    containers.map((c) => c.name),
+    ['bpa', 'registry'],
+    'bpa first (overlays patch containers/0), the site registry beside it',
+  );
+  const found = containers.find((c) => c.name === name);
+  assert.ok(found, `a container ${name}`);
+  return found;
 }
 
 function portNumber(port: number | string): number | undefined {
@@ -234,6 +240,25 @@ describe('deploy/', () => {
       assert.equal(portNumber(c.readinessProbe?.httpGet?.port ?? ''), 8080);
     });
 
+    it('runs the site registry beside bpa, non-root, its storage on the state volume', () => {
+      const r = container('registry');
+      assert.match(String(dig(r, 'image')), /^docker\.io\/library\/registry:2\.\d+\.\d+$/);
+      assert.equal(r.ports?.find((p) => p.name === 'registry')?.containerPort, 5000);
+      assert.equal(r.readinessProbe?.httpGet?.path, '/v2/');
+      assert.equal(dig(r, 'securityContext.readOnlyRootFilesystem'), true);
+      assert.equal(dig(r, 'securityContext.allowPrivilegeEscalation'), false);
+      const env = new Map(r.env?.map((e) => [e.name, e.value]));
+      const root = env.get('REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY');
+      const mount = r.volumeMounts?.find((m) => m.mountPath === root);
+      const volume = podSpec().volumes?.find((v) => v.name === mount?.name);
+      assert.equal(volume?.persistentVolumeClaim?.claimName, 'bpa-state');
+      const service = only(manifests, 'Service');
+      const ports = (dig(service, 'spec.ports') as Array<{ port: number; targetPort: string }>).map(
+        (p) => `${p.port}:${p.targetPort}`,
+      );
+      assert.deepEqual(ports, ['8080:http', '5000:registry']);
+    });
+
     it('requests resources and limits memory', () => {
       const r = container().resources;
       assert.ok(r?.requests?.cpu && r.requests.memory && r.limits?.memory);
@@ -356,7 +381,7 @@ describe('deploy/', () => {
         port: number;
         targetPort: number | string;
       }>;
-      assert.equal(ports.length, 1);
+      assert.equal(ports.length, 2, 'bpa, and the site registry beside it');
       assert.equal(ports[0]?.port, 8080);
       assert.equal(portNumber(ports[0]?.targetPort ?? ''), 8080);
       const labels = dig(only(manifests, 'Deployment'), 'spec.template.metadata.labels') as Record<

@@ -949,6 +949,25 @@ ${rest}`;
       });
     }
 
+    it("packageMirror {bpa: true}: bpa's own repository", () => {
+      const doc = parse(`apiVersion: bpa.akraino.org/v1alpha1
+kind: Site
+metadata: {name: s1}
+spec: {packageMirror: {bpa: true}}
+`);
+      assert.deepEqual(precise(validate(doc).errors), []);
+    });
+    for (const value of ['{bpa: false}', '{url: "http://x/"}', '{bpa: true, extra: 1}', '42']) {
+      it(`packageMirror ${value} is refused`, () => {
+        const doc = parse(`apiVersion: bpa.akraino.org/v1alpha1
+kind: Site
+metadata: {name: s1}
+spec: {packageMirror: ${value}}
+`);
+        assert.notDeepEqual(precise(validate(doc).errors), []);
+      });
+    }
+
     for (const version of [
       '1:2.35-0ubuntu3.8',
       '1.5+dfsg-1ubuntu0.1',

@@ -131,6 +131,12 @@ export const TRUST_CASES: Case[] = [
     expect: [{ code: 'PACKAGE_MIRROR_NOT_ALLOWED', file: SITE, line: 6 }],
   },
   {
+    // The operator runs that repository and says where it is (--artifacts-url): no opt-in.
+    name: "packageMirror {bpa: true}: bpa's own repository",
+    files: withSite('  packageMirror: {bpa: true}\n'),
+    expect: [],
+  },
+  {
     name: 'packageMirror with allow-insecure=yes',
     files: withSite('  packageMirror: deb [allow-insecure=yes] http://m.example/u jammy main\n'),
     expect: [{ code: 'PACKAGE_MIRROR_NOT_ALLOWED', file: SITE, line: 6 }],
