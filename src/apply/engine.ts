@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { canonicalJson, sha256Hex } from '../plan/hash.js';
 import type { Action, ClusterPlan, Plan, PlannedNode } from '../plan/index.js';
+import { isoMinute, windowStatus } from '../plan/windows.js';
 import type { AppliedCluster } from '../state/applied.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { Journal, type StepRecord } from '../state/journal.js';
@@ -33,6 +34,8 @@ export interface ApplyDeps {
   revision?: string;
   maxParallelClusters?: number;
   now?: () => Date;
+  /** The clock maintenance windows are read with (epoch ms); default `now`. */
+  clock?: () => number;
   /**
    * Fired when bpa is stopping (SIGTERM, leadership lost): no new step starts, and a step
    * that ends because of it stays journaled as running, to be resumed by the next run.
@@ -56,8 +59,14 @@ export interface ActionOutcome {
 
 export interface ClusterOutcome {
   cluster: string;
-  result: 'applied' | 'failed' | 'unchanged' | 'interrupted';
+  /**
+   * waiting: outside its maintenance windows (before the first action, or a window closed
+   * between two); suspended: nothing applied by the cluster's suspension.
+   */
+  result: 'applied' | 'failed' | 'unchanged' | 'interrupted' | 'waiting' | 'suspended';
   actions: ActionOutcome[];
+  /** waiting: when the next window opens (ISO 8601), when one does. */
+  waitingUntil?: string;
 }
 
 export interface ApplyResult {
@@ -97,9 +106,6 @@ async function applyCluster(
   planHash: string,
   deps: ApplyDeps,
 ): Promise<ClusterOutcome> {
-  if (!c.actions.length) return { cluster: c.cluster, result: 'unchanged', actions: [] };
-  const clusterDir = deps.store.clusterDir(c.cluster);
-  const journal = await Journal.open(clusterDir, c.cluster, deps.verifyLock);
   const log = deps.log.child({ cluster: c.cluster });
   const outcomes: ActionOutcome[] = c.actions.map((a) => ({
     kind: a.kind,
@@ -107,8 +113,22 @@ async function applyCluster(
     result: 'not-run',
     steps: [],
   }));
+  if (c.gate?.state === 'suspended' || (c.gate && !c.actions.length)) {
+    log.info({ reason: c.gate.reason }, c.gate.message);
+    return {
+      cluster: c.cluster,
+      result: c.gate.state === 'suspended' ? 'suspended' : 'unchanged',
+      actions: outcomes,
+    };
+  }
+  if (!c.actions.length) return { cluster: c.cluster, result: 'unchanged', actions: [] };
+  if (c.gate?.state === 'ignored') log.warn({ reason: c.gate.reason }, c.gate.message);
+  const clusterDir = deps.store.clusterDir(c.cluster);
+  const journal = await Journal.open(clusterDir, c.cluster, deps.verifyLock);
   let failed = false;
   let interrupted = false;
+  let waitingUntil: string | undefined;
+  let waiting = false;
   for (const [i, action] of c.actions.entries()) {
     const outcome = outcomes[i] as ActionOutcome;
     if (failed || interrupted) break;
@@ -116,11 +136,10 @@ async function applyCluster(
       interrupted = true;
       break;
     }
-    outcome.startedAt = (deps.now?.() ?? new Date()).toISOString();
     // The applied state this action starts from: recorded when an action completes, so the
     // same work asked for again later (a node removed, then added back) is new work.
     const generation = (await deps.store.readCluster(c.cluster))?.appliedAt ?? '';
-    const run = new ActionRun({
+    const options = {
       action,
       cluster: c,
       clusterDir,
@@ -130,7 +149,23 @@ async function applyCluster(
       outcome,
       planHash,
       generation,
-    });
+    };
+    const run = new ActionRun(options);
+    // Nothing new starts once the window has closed; an action already begun (by this run,
+    // or one that bpa stopped in the middle of) finishes.
+    const window = windowNow(c, deps);
+    if (!window.open && !run.begun()) {
+      waiting = true;
+      waitingUntil = window.opensAt;
+      log.info(
+        { action: action.kind, opensAt: waitingUntil },
+        i === 0 && c.gate
+          ? c.gate.message
+          : 'the maintenance window has closed: the remaining actions wait for the next one',
+      );
+      break;
+    }
+    outcome.startedAt = (deps.now?.() ?? new Date()).toISOString();
     try {
       await run.execute();
       outcome.result = 'done';
@@ -150,9 +185,26 @@ async function applyCluster(
   }
   return {
     cluster: c.cluster,
-    result: interrupted ? 'interrupted' : failed ? 'failed' : 'applied',
+    result: interrupted ? 'interrupted' : failed ? 'failed' : waiting ? 'waiting' : 'applied',
     actions: outcomes,
+    ...(waitingUntil ? { waitingUntil } : {}),
   };
+}
+
+/**
+ * Whether an action may start now: outside the windows (as planned, or since a window
+ * closed) only an action already begun may, which is finished rather than left half done.
+ */
+function windowNow(c: ClusterPlan, deps: ApplyDeps): { open: boolean; opensAt?: string } {
+  if (c.gate?.state === 'deferred') return { open: false, opensAt: c.gate.opensAt };
+  if (!c.windows) return { open: true };
+  const status = windowStatus(c.windows, deps.clock?.() ?? (deps.now?.() ?? new Date()).getTime());
+  return status.open
+    ? { open: true }
+    : {
+        open: false,
+        ...(status.opensAt !== undefined ? { opensAt: isoMinute(status.opensAt) } : {}),
+      };
 }
 
 /** An error as reports, logs and the journal carry it: code and a redacted message. */
@@ -221,6 +273,11 @@ class ActionRun {
         generation,
       }),
     ).slice(0, 16);
+  }
+
+  /** Whether a run before (or this one) started this action's steps. */
+  begun(): boolean {
+    return this.journal.hasStarted(`${this.digest}:`);
   }
 
   async execute(): Promise<void> {

@@ -431,6 +431,14 @@ export const OPTIONS = {
     pattern: { re: /^(?:[0-9a-f]{6,64})?$/, text: '6 to 64 lowercase hex digits of a plan hash' },
     description: 'apply only if the current plan has this hash (or a prefix of it)',
   } as OptionSpec<string>,
+  ignoreWindows: {
+    flag: '--ignore-windows',
+    env: 'BPA_IGNORE_WINDOWS',
+    default: false,
+    kind: 'boolean',
+    description:
+      'bpa apply only: apply now even outside the maintenance windows (logged, and said in the plan and the report)',
+  } as OptionSpec<boolean>,
   logLevel: {
     flag: '--log-level <level>',
     env: 'BPA_LOG_LEVEL',

@@ -21,6 +21,7 @@ import { diffNodes } from './diff/nodes.js';
 import { diffPlugins } from './diff/plugins.js';
 import { diffPackages, newClusterPackages } from './diff/packages.js';
 import { planUpgrade } from './diff/kubernetes.js';
+import { gateCluster } from './gate.js';
 
 export * from './types.js';
 
@@ -37,6 +38,15 @@ export interface PlanInput {
   facts?: ReadonlyMap<string, NodeFacts>;
   /** How bpa will act (installer commands, mirror, SSH): shown in the plan and hashed. */
   settings?: ExecutionSettings;
+  /**
+   * The clock (epoch ms), for maintenance windows: a cluster outside its windows has its
+   * actions marked deferred. Absent: windows are not looked at (suspension still is).
+   */
+  now?: number;
+  /** `bpa apply --ignore-windows`: outside a window, the actions run anyway (and say so). */
+  ignoreWindows?: boolean;
+  /** Clusters suspended through serve's API (`*`: all). */
+  suspended?: ReadonlySet<string>;
 }
 
 /**
@@ -112,6 +122,10 @@ export function planSite(input: PlanInput): Plan {
     clusters.push(removedCluster(a, input));
   }
   clusters.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  for (const c of clusters) {
+    const day2 = model.clusters.find((m) => m.name === c.cluster)?.day2 ?? model.day2;
+    gateCluster(c, day2, input);
+  }
   return {
     clusters,
     problems,

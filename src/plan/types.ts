@@ -1,6 +1,6 @@
 import type { ExecutionSettings } from '../config/execution.js';
 import type { Problem } from '../util/problem.js';
-import type { PackageSpec, Role } from '../validate/model.js';
+import type { MaintenanceWindow, PackageSpec, Role } from '../validate/model.js';
 import type { Flavour } from './hosts-ini.js';
 
 /** Action kinds, in the order a plan runs them (DESIGN §4). */
@@ -55,8 +55,28 @@ export interface PlannedNode {
   details?: string[];
 }
 
+/**
+ * Why a cluster's actions do not start now. Not part of the plan hash: a window depends on
+ * the clock, and a suspension decides whether the actions run, not what they are, so a plan
+ * reviewed outside a window (or while suspended) applies with its hash once allowed.
+ */
+export interface ClusterGate {
+  /** suspended: in the site or through the API; deferred: outside every window; ignored: outside, but `--ignore-windows`. */
+  state: 'suspended' | 'deferred' | 'ignored';
+  reason: 'Suspended' | 'OutsideMaintenanceWindow';
+  /** Suspended: by a commit (`site`) or serve's API (`api`). */
+  by?: 'site' | 'api';
+  /** Outside a window: when the next one opens (ISO 8601, UTC); absent: none ever does. */
+  opensAt?: string;
+  message: string;
+}
+
 export interface ClusterPlan {
   cluster: string;
+  /** Set when the actions may not start now (or start only because windows are ignored). */
+  gate?: ClusterGate;
+  /** A window is open: the apply checks these again before each action (none starts after it closes). */
+  windows?: MaintenanceWindow[];
   flavour: Flavour;
   /** Nodes after the plan, plus removed nodes (change `remove`). */
   nodes: PlannedNode[];

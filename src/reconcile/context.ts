@@ -36,6 +36,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Live installer output lines. */
   onLine?: (line: string) => void;
+  /** Clusters suspended through serve's API (`*`: all): planned, nothing applied. */
+  suspended?: ReadonlySet<string>;
   /** Called once the plan is made, before anything is applied (to show it). */
   onPlan?: (ctx: RunContext) => void;
   /** The outside world (nodes, installer, publishing) instead of what the settings name: tests. */

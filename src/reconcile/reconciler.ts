@@ -169,10 +169,18 @@ export class Reconciler {
       };
     }
     const ok = ctx.result.ok && !hasErrors(ctx.problems);
-    const changed = ctx.result.clusters.some((c) => c.result !== 'unchanged');
+    const changed = ctx.result.clusters.some(
+      (c) =>
+        c.result === 'applied' ||
+        c.result === 'failed' ||
+        c.result === 'interrupted' ||
+        c.actions.some((a) => a.result === 'done'),
+    );
+    const wakeAt = wakeTime(ctx);
     return {
       result: !ok ? 'failed' : changed ? 'applied' : 'unchanged',
       ...base,
+      ...(wakeAt !== undefined ? { wakeAt } : {}),
       appliedRevision: ok ? revision : appliedRevision,
       ...(ok
         ? {}
@@ -181,6 +189,14 @@ export class Reconciler {
           }),
     };
   }
+}
+
+/** The earliest opening of a maintenance window that a cluster's changes wait for. */
+export function wakeTime(ctx: Pick<RunContext, 'result'>): number | undefined {
+  const times = (ctx.result?.clusters ?? [])
+    .filter((c) => c.result === 'waiting' && c.waitingUntil)
+    .map((c) => Date.parse(c.waitingUntil as string));
+  return times.length ? Math.min(...times) : undefined;
 }
 
 function firstError(ctx: RunContext): string {

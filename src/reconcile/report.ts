@@ -50,7 +50,19 @@ async function writeReports(
       : run?.result?.ok === false
         ? 'failed'
         : 'applied';
-  state.attempted = { revision, digest, at, result };
+  const waiting = run?.result?.clusters.filter((c) => c.result === 'waiting') ?? [];
+  const wakeAt = waiting
+    .map((c) => c.waitingUntil)
+    .filter((t): t is string => t !== undefined)
+    .sort()[0];
+  state.attempted = {
+    revision,
+    digest,
+    at,
+    result: result === 'applied' && waiting.length ? 'waiting' : result,
+    ...(wakeAt ? { wakeAt } : {}),
+    ...(ctx.suspended?.size ? { suspended: [...ctx.suspended].sort() } : {}),
+  };
   if (run?.result?.ok && !hasErrors(run.problems)) state.applied = { revision, digest, at };
   if (run?.result) state.lastFullAt = at;
   const reports = buildReports({
@@ -78,12 +90,13 @@ function commitSummary(result: string, run: RunContext | undefined, failure: unk
     const n = run?.validation.filter((p) => p.severity === 'error').length ?? 0;
     return `rejected revision (${pluralize(n, 'error')})`;
   }
-  const done = run?.result?.clusters.filter((c) => c.result !== 'unchanged') ?? [];
+  const done =
+    run?.result?.clusters.filter((c) => c.result !== 'unchanged' && c.result !== 'suspended') ?? [];
   if (!done.length) return 'status';
   return done
     .map(
       (c) =>
-        `${c.cluster} ${c.result === 'applied' ? c.actions.map((a) => a.kind).join('+') : 'failed'}`,
+        `${c.cluster} ${c.result === 'applied' ? c.actions.map((a) => a.kind).join('+') : c.result === 'waiting' ? 'waiting for its maintenance window' : 'failed'}`,
     )
     .join(', ');
 }

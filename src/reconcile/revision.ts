@@ -23,7 +23,17 @@ export async function syncRevision(
   Object.assign(ctx, { siteDir, revision, digest });
   state.fetched = { revision, at: new Date(ctx.now()).toISOString() };
   const full = !state.lastFullAt || ctx.now() - Date.parse(state.lastFullAt) >= resyncIntervalMs;
-  const same = state.attempted?.digest === digest && state.attempted.result !== 'failed';
+  const suspended = [...(ctx.suspended ?? [])].sort().join(',');
+  const same =
+    state.attempted?.digest === digest &&
+    state.attempted.result !== 'failed' &&
+    (state.attempted.suspended ?? []).join(',') === suspended &&
+    // Changes that waited for a maintenance window run once it has opened.
+    !(
+      state.attempted.result === 'waiting' &&
+      state.attempted.wakeAt !== undefined &&
+      ctx.now() >= Date.parse(state.attempted.wakeAt)
+    );
   // …except that a signed commit of an input rejected for its signature is checked again
   // (a person re-signed it); bpa's own status commits on top of it are never signed.
   const resigned =

@@ -203,6 +203,9 @@ async function plan(ctx: RunContext): Promise<void> {
     flavour: cfg.flavour as Flavour,
     ipOrder: cfg.ipOrder as IpSource[],
     settings: executionSettings(cfg, model.site?.spec),
+    now: ctx.now(),
+    ignoreWindows: cfg.ignoreWindows === true,
+    ...(ctx.suspended ? { suspended: ctx.suspended } : {}),
   });
   // Placement problems point into the site's files: give them lines too.
   const located = locateProblems(
@@ -258,6 +261,7 @@ async function apply(ctx: RunContext): Promise<void> {
     log: ctx.log,
     revision: siteDigest((ctx.loaded as NonNullable<RunContext['loaded']>).files),
     signal: ctx.signal,
+    clock: ctx.now,
     access: ports.access,
     installer: ports.installer,
     publish: ports.publish,

@@ -2,13 +2,28 @@
 import type { RetryKind } from '../util/errors.js';
 
 /** Why a reconcile ran: shown in logs, metrics and the status API. */
-export type Trigger = 'startup' | 'interval' | 'webhook' | 'watch' | 'retry';
+export type Trigger = 'startup' | 'interval' | 'webhook' | 'watch' | 'retry' | 'window';
 
-export const TRIGGERS: readonly Trigger[] = ['startup', 'interval', 'webhook', 'watch', 'retry'];
+export const TRIGGERS: readonly Trigger[] = [
+  'startup',
+  'interval',
+  'webhook',
+  'watch',
+  'retry',
+  'window',
+];
 
 export interface ClusterSummary {
   name: string;
-  phase: 'Ready' | 'Provisioning' | 'Degraded' | 'Failed' | 'Blocked' | 'Rejected';
+  phase:
+    | 'Ready'
+    | 'Provisioning'
+    | 'Degraded'
+    | 'Failed'
+    | 'Blocked'
+    | 'Rejected'
+    | 'Waiting'
+    | 'Suspended';
   ready: boolean;
 }
 
@@ -38,6 +53,11 @@ export interface ReconcileSummary {
   error?: { code: string; message: string; retry: RetryKind; retryAfterMs?: number };
   /** The site status document (JSON) served by GET /api/v1/status. */
   status?: unknown;
+  /**
+   * Epoch ms at which a maintenance window opens for a cluster whose changes wait for it:
+   * the controller reconciles then, rather than at its next interval.
+   */
+  wakeAt?: number;
 }
 
 /** The results after which the site counts as reconciled (the last success time moves). */

@@ -12,7 +12,15 @@ import { pluralize } from '../util/pluralize.js';
 
 const API_VERSION = 'bpa.akraino.org/v1alpha1';
 
-export type Phase = 'Ready' | 'Provisioning' | 'Degraded' | 'Failed' | 'Blocked' | 'Rejected';
+export type Phase =
+  | 'Ready'
+  | 'Provisioning'
+  | 'Degraded'
+  | 'Failed'
+  | 'Blocked'
+  | 'Rejected'
+  | 'Waiting'
+  | 'Suspended';
 
 export interface Condition {
   type: 'Ready' | 'Reconciling' | 'Stalled';
@@ -54,6 +62,11 @@ export interface ClusterStatusDoc {
     /** The pod network the cluster was provisioned with; null: the installer's default. */
     podSubnet?: string | null;
     lastOperation?: LastOperation[];
+    /**
+     * Why changes are held or were let through: a suspension (by a commit or serve's API),
+     * the next opening of the maintenance windows, or an apply outside them (--ignore-windows).
+     */
+    gate?: { state: string; reason: string; by?: string; opensAt?: string };
     notes?: string[];
     errors?: Array<{ code: string; message: string; file?: string; line?: number }>;
   };
@@ -147,6 +160,15 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
     phase = applied ? 'Degraded' : 'Failed';
     reason = failed?.error?.code ?? 'ApplyFailed';
     message = `${failed?.kind ?? 'apply'} failed: ${failed?.error?.message ?? ''}`;
+  } else if (planned?.gate?.state === 'suspended') {
+    phase = 'Suspended';
+    reason = 'Suspended';
+    message = planned.gate.message;
+  } else if (outcome?.result === 'waiting') {
+    phase = 'Waiting';
+    reason = 'OutsideMaintenanceWindow';
+    const pending = outcome.actions.filter((a) => a.result === 'not-run').map((a) => a.kind);
+    message = `${pending.join(', ')} ${outcome.actions.some((a) => a.result === 'done') ? 'left for' : 'deferred to'} the next maintenance window${outcome.waitingUntil ? `, which opens at ${outcome.waitingUntil}` : ' (none ever opens)'}`;
   } else if (!model) {
     phase = 'Degraded';
     reason = 'RemovedFromSite';
@@ -199,9 +221,27 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
       ...(applied?.kubernetesVersion ? { kubernetesVersion: applied.kubernetesVersion } : {}),
       ...(applied?.podSubnet !== undefined ? { podSubnet: applied.podSubnet } : {}),
       ...lastOperation(outcome, prev),
+      ...(planned?.gate || outcome?.result === 'waiting'
+        ? { gate: gateEntry(planned?.gate, outcome) }
+        : {}),
       ...(planned?.notes.length ? { notes: planned.notes.map((n) => safe(n)) } : {}),
       ...(planProblems.length ? { errors: planProblems.map(errorEntry) } : {}),
     },
+  };
+}
+
+function gateEntry(
+  planned: NonNullable<ReportInput['plan']>['clusters'][number]['gate'],
+  outcome: ClusterOutcome | undefined,
+): NonNullable<ClusterStatusDoc['status']['gate']> {
+  // A window that closed during the apply: the opening the engine found, not the plan's.
+  const gate = planned ?? { state: 'deferred', reason: 'OutsideMaintenanceWindow' };
+  const opensAt = outcome?.waitingUntil ?? planned?.opensAt;
+  return {
+    state: gate.state,
+    reason: gate.reason,
+    ...('by' in gate && gate.by ? { by: gate.by } : {}),
+    ...(opensAt && gate.state !== 'suspended' ? { opensAt } : {}),
   };
 }
 
@@ -249,9 +289,9 @@ function siteStatus(
     reason = 'InvalidRevision';
     message = `revision ${short(input.revision)} has ${pluralize(rejected.length, 'error')}; the last good revision ${short(input.appliedRevision)} stays applied`;
   } else {
-    const worst = (['Failed', 'Blocked', 'Degraded', 'Provisioning'] as Phase[]).find((p) =>
-      clusters.some((c) => c.phase === p),
-    );
+    const worst = (
+      ['Failed', 'Blocked', 'Degraded', 'Provisioning', 'Waiting', 'Suspended'] as Phase[]
+    ).find((p) => clusters.some((c) => c.phase === p));
     phase = worst ?? 'Ready';
     reason = phase === 'Ready' ? 'AllClustersReady' : `Clusters${phase}`;
     const notReady = clusters.filter((c) => c.phase !== 'Ready');

@@ -65,6 +65,12 @@ export class Journal {
     return this.steps.get(key);
   }
 
+  /** Whether any step whose key starts with `prefix` (one action's work) was ever started. */
+  hasStarted(prefix: string): boolean {
+    for (const key of this.steps.keys()) if (key.startsWith(prefix)) return true;
+    return false;
+  }
+
   /** Steps found `running`: a previous bpa stopped in the middle of them. */
   interrupted(): StepRecord[] {
     return [...this.steps.values()].filter((s) => s.status === 'running');

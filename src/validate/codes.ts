@@ -286,6 +286,11 @@ export const CODES = {
     summary: 'more than one Site document',
     fix: 'keep one Site document with all site-wide settings',
   },
+  INVALID_TIMEZONE: {
+    severity: 'error',
+    summary: 'a maintenance window names a time zone that does not exist',
+    fix: 'use an IANA time zone such as Europe/Berlin, America/New_York or UTC',
+  },
 
   // Trust: what the operator lets a site ask of the machine bpa runs on
   SITE_COMMAND_NOT_ALLOWED: {

@@ -53,6 +53,36 @@ export interface ClusterModel {
   kubernetesVersion?: string;
   masterSoftware: PackageSpec[];
   workerSoftware: PackageSpec[];
+  /** When changes may start, and whether bpa applies anything (Cluster over Site). */
+  day2?: Day2Settings;
+}
+
+export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
+
+/** A weekly maintenance window; `days` empty: every day. */
+export interface MaintenanceWindow {
+  days: Weekday[];
+  /** "HH:MM" */
+  start: string;
+  /** "HH:MM" or "24:00"; not after `start`: the next day. */
+  end: string;
+  /** An IANA zone (checked at validation). */
+  timezone: string;
+}
+
+/**
+ * What decides when bpa may change a cluster: its maintenance windows (none: any time), what
+ * they gate (`running`: every change to a cluster that already runs; `all`: provisioning
+ * new clusters too), and `suspend` (nothing applied at all). Each is the Cluster document's
+ * when it sets it, else the Site's.
+ */
+export interface Day2Settings {
+  windows: MaintenanceWindow[];
+  gate: 'running' | 'all';
+  suspend: boolean;
+  /** Where the windows and the suspension come from, for messages. */
+  windowsFrom?: 'Site' | 'Cluster';
+  suspendFrom?: 'Site' | 'Cluster';
 }
 
 /** Site-wide settings from the optional Site document (spec fields, all optional). */
@@ -73,6 +103,8 @@ export interface InventoryDocument {
 
 export interface SiteModel {
   clusters: ClusterModel[];
+  /** The Site's day-2 settings: for clusters no longer in the site, and the default of all. */
+  day2?: Day2Settings;
   site?: SiteSettings;
   inventory: InventoryDocument[];
 }

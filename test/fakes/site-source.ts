@@ -65,5 +65,6 @@ export interface ClusterReport {
     kubernetesVersion?: string;
     podSubnet?: string | null;
     notes?: string[];
+    gate?: { state: string; reason: string; by?: string; opensAt?: string };
   };
 }

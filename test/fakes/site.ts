@@ -2,7 +2,7 @@
  * A small site on disk for tests that run the real pipeline over in-memory ports: embedded
  * BareMetalHosts (addresses from their inventory, no lease file) and one cluster.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { OPTIONS, resolveConfig, type Config, type OptionName } from '../../src/config/options.js';
 
@@ -23,6 +23,10 @@ export interface SiteSpec {
   /** Provisioning spec.PodSubnet and spec.kubernetesVersion. */
   podSubnet?: string;
   kubernetesVersion?: string;
+  /** Lines added to the Cluster document's spec (indented two spaces), e.g. "  suspend: true". */
+  clusterSpec?: string[];
+  /** A Site document with these spec lines (indented two spaces); absent: no Site document. */
+  siteSpec?: string[];
 }
 
 export const HOSTS = 6;
@@ -67,7 +71,7 @@ metadata:
 spec:
   provisioningCR: ${cluster}-provisioning
   softwareCR: ${cluster}-software
----
+${(spec.clusterSpec ?? []).map((l) => `${l}\n`).join('')}---
 apiVersion: bpa.akraino.org/v1alpha1
 kind: Provisioning
 metadata:
@@ -88,6 +92,13 @@ spec:
 ${software(spec.masterSoftware)}  workerSoftware:
 ${software(spec.workerSoftware)}`,
   );
+  const siteFile = join(dir, 'site.yaml');
+  if (spec.siteSpec)
+    await writeFile(
+      siteFile,
+      `apiVersion: bpa.akraino.org/v1alpha1\nkind: Site\nmetadata:\n  name: test-site\nspec:\n${spec.siteSpec.map((l) => `${l}\n`).join('')}`,
+    );
+  else await rm(siteFile, { force: true });
 }
 
 /** The configuration a command would resolve, with these flags given. */

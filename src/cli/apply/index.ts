@@ -63,7 +63,7 @@ export function registerApply(
       'apply the current plan of a site directory (exit 0 applied or nothing to do, 1 failed or refused)',
     )
     .argument('[path]', 'site directory', '.');
-  const applyConfig = addConfigOptions(apply, [...APPLY_OPTIONS, 'planHash']);
+  const applyConfig = addConfigOptions(apply, [...APPLY_OPTIONS, 'planHash', 'ignoreWindows']);
   apply.action((path: string, opts: Record<string, unknown>) =>
     run(path, (site) => applyConfig(opts, site, env), io, env, now),
   );

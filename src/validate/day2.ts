@@ -1,0 +1,80 @@
+import { error, pointer, type Problem } from '../util/problem.js';
+import { isTimeZone } from '../util/time-zone.js';
+import { at, spec, type Doc } from './doc.js';
+import type { Day2Settings, MaintenanceWindow, Weekday } from './model.js';
+
+/**
+ * The day-2 settings of the Site document (the default of every cluster): its maintenance
+ * windows (every time zone checked), what they gate, and whether the site is suspended.
+ */
+export function siteDay2(site: Doc | undefined, problems: Problem[]): Day2Settings {
+  const s = site ? spec(site) : {};
+  const windows = site ? readWindows(site, s, problems) : undefined;
+  return {
+    windows: windows ?? [],
+    gate: s['maintenanceGate'] === 'all' ? 'all' : 'running',
+    suspend: s['suspend'] === true,
+    ...(windows !== undefined ? { windowsFrom: 'Site' as const } : {}),
+    ...(s['suspend'] === true ? { suspendFrom: 'Site' as const } : {}),
+  };
+}
+
+/**
+ * A cluster's day-2 settings: what its Cluster document sets, else the Site's. A suspended
+ * Site suspends every cluster, whatever the Cluster says: the site-wide stop is the one an
+ * operator reaches for in an emergency.
+ */
+export function clusterDay2(
+  clusterDoc: Doc | undefined,
+  site: Day2Settings,
+  problems: Problem[],
+): Day2Settings {
+  if (!clusterDoc) return site;
+  const s = spec(clusterDoc);
+  const windows = readWindows(clusterDoc, s, problems);
+  const suspend = site.suspend || s['suspend'] === true;
+  const gate = s['maintenanceGate'];
+  return {
+    windows: windows ?? site.windows,
+    gate: gate === 'all' || gate === 'running' ? gate : site.gate,
+    suspend,
+    ...(windows !== undefined
+      ? { windowsFrom: 'Cluster' as const }
+      : site.windowsFrom
+        ? { windowsFrom: site.windowsFrom }
+        : {}),
+    ...(site.suspend
+      ? { suspendFrom: 'Site' as const }
+      : suspend
+        ? { suspendFrom: 'Cluster' as const }
+        : {}),
+  };
+}
+
+function readWindows(
+  d: Doc,
+  s: Record<string, unknown>,
+  problems: Problem[],
+): MaintenanceWindow[] | undefined {
+  const raw = s['maintenanceWindows'];
+  if (!Array.isArray(raw)) return undefined;
+  return raw.map((item: unknown, i): MaintenanceWindow => {
+    const w = (item ?? {}) as Record<string, unknown>;
+    const timezone = typeof w['timezone'] === 'string' ? w['timezone'] : 'UTC';
+    if (!isTimeZone(timezone)) {
+      problems.push(
+        error(
+          'INVALID_TIMEZONE',
+          `maintenance window ${i + 1}: time zone ${JSON.stringify(timezone)} is not an IANA time zone (such as Europe/Berlin or UTC)`,
+          at(d, pointer('spec', 'maintenanceWindows', i, 'timezone')),
+        ),
+      );
+    }
+    return {
+      days: Array.isArray(w['days']) ? (w['days'] as Weekday[]) : [],
+      start: String(w['start'] ?? '00:00'),
+      end: String(w['end'] ?? '24:00'),
+      timezone,
+    };
+  });
+}
