@@ -37,6 +37,11 @@ export interface ApplyDeps {
   /** The clock maintenance windows are read with (epoch ms); default `now`. */
   clock?: () => number;
   /**
+   * Whether the cluster has been suspended since the plan was made (serve's suspend API during
+   * an apply): asked before each action; the action running finishes, no new one starts.
+   */
+  suspendedNow?: (cluster: string) => Promise<boolean>;
+  /**
    * Fired when bpa is stopping (SIGTERM, leadership lost): no new step starts, and a step
    * that ends because of it stays journaled as running, to be resumed by the next run.
    */
@@ -129,6 +134,7 @@ async function applyCluster(
   let interrupted = false;
   let waitingUntil: string | undefined;
   let waiting = false;
+  let suspended = false;
   for (const [i, action] of c.actions.entries()) {
     const outcome = outcomes[i] as ActionOutcome;
     if (failed || interrupted) break;
@@ -153,6 +159,11 @@ async function applyCluster(
     const run = new ActionRun(options);
     // Nothing new starts once the window has closed; an action already begun (by this run,
     // or one that bpa stopped in the middle of) finishes.
+    if (!run.begun() && (await deps.suspendedNow?.(c.cluster))) {
+      suspended = true;
+      log.warn({ action: action.kind }, 'suspended during the apply: no further action starts');
+      break;
+    }
     const window = windowNow(c, deps);
     if (!window.open && !run.begun()) {
       waiting = true;
@@ -185,7 +196,15 @@ async function applyCluster(
   }
   return {
     cluster: c.cluster,
-    result: interrupted ? 'interrupted' : failed ? 'failed' : waiting ? 'waiting' : 'applied',
+    result: interrupted
+      ? 'interrupted'
+      : failed
+        ? 'failed'
+        : suspended
+          ? 'suspended'
+          : waiting
+            ? 'waiting'
+            : 'applied',
     actions: outcomes,
     ...(waitingUntil ? { waitingUntil } : {}),
   };

@@ -374,6 +374,14 @@ export const OPTIONS = {
     kind: 'string',
     description: 'file holding the webhook HMAC secret; without one, POST /hooks/git is disabled',
   } as OptionSpec<string>,
+  apiTokenFile: {
+    flag: '--api-token-file <file>',
+    env: 'BPA_API_TOKEN_FILE',
+    default: '',
+    kind: 'string',
+    description:
+      'file holding the bearer token of the control API (POST /api/v1/suspend, /api/v1/resume); without one, those routes are disabled',
+  } as OptionSpec<string>,
   leaderElect: {
     flag: '--leader-elect',
     env: 'BPA_LEADER_ELECT',

@@ -1,3 +1,4 @@
+import type { Suspensions } from '../state/suspensions.js';
 import type { Day2Settings } from '../validate/model.js';
 import type { ClusterPlan } from './types.js';
 import { isoMinute, windowStatus } from './windows.js';
@@ -8,7 +9,7 @@ export interface GateInput {
   /** `bpa apply --ignore-windows`: one apply outside the windows, reported as such. */
   ignoreWindows?: boolean;
   /** Clusters suspended through serve's API (no commit), `*` for all. */
-  suspended?: ReadonlySet<string>;
+  suspended?: Readonly<Suspensions>;
 }
 
 /**
@@ -22,8 +23,8 @@ export function gateCluster(
   day2: Day2Settings | undefined,
   input: GateInput,
 ): void {
-  const suspendedByApi = input.suspended?.has(plan.cluster) || input.suspended?.has('*');
-  if (day2?.suspend || suspendedByApi) {
+  const byApi = input.suspended?.[plan.cluster] ?? input.suspended?.['*'];
+  if (day2?.suspend || byApi) {
     const by = day2?.suspend
       ? `suspend: true in the ${day2.suspendFrom ?? 'Site'} document`
       : 'the suspend API of bpa serve';
@@ -31,7 +32,8 @@ export function gateCluster(
       state: 'suspended',
       reason: 'Suspended',
       by: day2?.suspend ? 'site' : 'api',
-      message: `suspended by ${by}: planned, nothing applied${plan.actions.length ? ` (${plan.actions.map((a) => a.kind).join(', ')} held)` : ''}`,
+      ...(!day2?.suspend && byApi ? { since: byApi.since } : {}),
+      message: `suspended by ${by}${!day2?.suspend && byApi?.reason ? ` (${byApi.reason})` : ''}: planned, nothing applied${plan.actions.length ? ` (${plan.actions.map((a) => a.kind).join(', ')} held)` : ''}`,
     };
     return;
   }

@@ -22,6 +22,7 @@ import { diffPlugins } from './diff/plugins.js';
 import { diffPackages, newClusterPackages } from './diff/packages.js';
 import { planUpgrade } from './diff/kubernetes.js';
 import { gateCluster } from './gate.js';
+import type { Suspensions } from '../state/suspensions.js';
 
 export * from './types.js';
 
@@ -46,7 +47,7 @@ export interface PlanInput {
   /** `bpa apply --ignore-windows`: outside a window, the actions run anyway (and say so). */
   ignoreWindows?: boolean;
   /** Clusters suspended through serve's API (`*`: all). */
-  suspended?: ReadonlySet<string>;
+  suspended?: Readonly<Suspensions>;
 }
 
 /**

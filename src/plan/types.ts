@@ -66,6 +66,8 @@ export interface ClusterGate {
   reason: 'Suspended' | 'OutsideMaintenanceWindow';
   /** Suspended: by a commit (`site`) or serve's API (`api`). */
   by?: 'site' | 'api';
+  /** Suspended through the API: since when (ISO 8601). */
+  since?: string;
   /** Outside a window: when the next one opens (ISO 8601, UTC); absent: none ever does. */
   opensAt?: string;
   message: string;

@@ -8,6 +8,7 @@ import type { Plan } from '../plan/index.js';
 import type { SiteSource } from '../source/site-source.js';
 import type { SshSession } from '../ssh/session.js';
 import type { StateLock } from '../state/lock.js';
+import type { Suspensions } from '../state/suspensions.js';
 import type { Logger } from '../util/log.js';
 import type { Problem } from '../util/problem.js';
 import type { SiteModel } from '../validate/model.js';
@@ -36,8 +37,6 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Live installer output lines. */
   onLine?: (line: string) => void;
-  /** Clusters suspended through serve's API (`*`: all): planned, nothing applied. */
-  suspended?: ReadonlySet<string>;
   /** Called once the plan is made, before anything is applied (to show it). */
   onPlan?: (ctx: RunContext) => void;
   /** The outside world (nodes, installer, publishing) instead of what the settings name: tests. */
@@ -93,6 +92,8 @@ export interface RunContext extends Readonly<Omit<RunOptions, 'now'>> {
   ssh?: SshSession;
 
   // plan
+  /** Clusters suspended through serve's API (`*`: all), read from the state directory. */
+  suspended?: Suspensions;
   plan?: Plan;
   /** Every problem so far (site, observation, plan), with positions, sorted. */
   problems: Problem[];

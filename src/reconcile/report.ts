@@ -61,7 +61,9 @@ async function writeReports(
     at,
     result: result === 'applied' && waiting.length ? 'waiting' : result,
     ...(wakeAt ? { wakeAt } : {}),
-    ...(ctx.suspended?.size ? { suspended: [...ctx.suspended].sort() } : {}),
+    ...(ctx.suspended && Object.keys(ctx.suspended).length
+      ? { suspended: Object.keys(ctx.suspended).sort() }
+      : {}),
   };
   if (run?.result?.ok && !hasErrors(run.problems)) state.applied = { revision, digest, at };
   if (run?.result) state.lastFullAt = at;
@@ -92,11 +94,16 @@ function commitSummary(result: string, run: RunContext | undefined, failure: unk
   }
   const done =
     run?.result?.clusters.filter((c) => c.result !== 'unchanged' && c.result !== 'suspended') ?? [];
-  if (!done.length) return 'status';
-  return done
+  const byApi = (run?.plan?.clusters ?? [])
+    .filter((c) => c.gate?.by === 'api')
+    .map((c) => c.cluster);
+  const suspended = byApi.length ? `${byApi.join(', ')} suspended through the API` : '';
+  if (!done.length) return suspended || 'status';
+  return [...done]
     .map(
       (c) =>
         `${c.cluster} ${c.result === 'applied' ? c.actions.map((a) => a.kind).join('+') : c.result === 'waiting' ? 'waiting for its maintenance window' : 'failed'}`,
     )
+    .concat(suspended ? [suspended] : [])
     .join(', ');
 }

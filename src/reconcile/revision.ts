@@ -2,6 +2,7 @@ import { BpaError } from '../util/errors.js';
 import { error } from '../util/problem.js';
 import type { RunContext, SiteInput } from './context.js';
 import { readSourceState, writeSourceState } from './source-state.js';
+import { readSuspensions } from '../state/suspensions.js';
 
 /**
  * The source step for a repository (or a watched directory): the revision brought up to date,
@@ -23,7 +24,10 @@ export async function syncRevision(
   Object.assign(ctx, { siteDir, revision, digest });
   state.fetched = { revision, at: new Date(ctx.now()).toISOString() };
   const full = !state.lastFullAt || ctx.now() - Date.parse(state.lastFullAt) >= resyncIntervalMs;
-  const suspended = [...(ctx.suspended ?? [])].sort().join(',');
+  // A suspension or resume through the API is new input, whatever the repository says.
+  const suspended = Object.keys(await readSuspensions(stateDir))
+    .sort()
+    .join(',');
   const same =
     state.attempted?.digest === digest &&
     state.attempted.result !== 'failed' &&

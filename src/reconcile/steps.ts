@@ -189,10 +189,12 @@ async function plan(ctx: RunContext): Promise<void> {
   const model = ctx.model as NonNullable<RunContext['model']>;
   const cfg = ctx.config as NonNullable<RunContext['config']>;
   const observations = ctx.observations as NonNullable<RunContext['observations']>;
-  const [{ planSite }, { executionSettings }] = await Promise.all([
+  const [{ planSite }, { executionSettings }, { readSuspensions }] = await Promise.all([
     import('../plan/index.js'),
     import('../config/execution.js'),
+    import('../state/suspensions.js'),
   ]);
+  ctx.suspended = await readSuspensions(cfg.stateDir);
   ctx.plan = planSite({
     facts: ctx.facts,
     model,
@@ -205,7 +207,7 @@ async function plan(ctx: RunContext): Promise<void> {
     settings: executionSettings(cfg, model.site?.spec),
     now: ctx.now(),
     ignoreWindows: cfg.ignoreWindows === true,
-    ...(ctx.suspended ? { suspended: ctx.suspended } : {}),
+    suspended: ctx.suspended,
   });
   // Placement problems point into the site's files: give them lines too.
   const located = locateProblems(
@@ -262,6 +264,11 @@ async function apply(ctx: RunContext): Promise<void> {
     revision: siteDigest((ctx.loaded as NonNullable<RunContext['loaded']>).files),
     signal: ctx.signal,
     clock: ctx.now,
+    suspendedNow: async (cluster) => {
+      const { readSuspensions } = await import('../state/suspensions.js');
+      const now = await readSuspensions(cfg.stateDir);
+      return now[cluster] !== undefined || now['*'] !== undefined;
+    },
     access: ports.access,
     installer: ports.installer,
     publish: ports.publish,

@@ -2,7 +2,8 @@
 import type { RetryKind } from '../util/errors.js';
 
 /** Why a reconcile ran: shown in logs, metrics and the status API. */
-export type Trigger = 'startup' | 'interval' | 'webhook' | 'watch' | 'retry' | 'window';
+/** `window`: a maintenance window opened; `api`: a suspend or resume through serve's API. */
+export type Trigger = 'startup' | 'interval' | 'webhook' | 'watch' | 'retry' | 'window' | 'api';
 
 export const TRIGGERS: readonly Trigger[] = [
   'startup',
@@ -11,6 +12,7 @@ export const TRIGGERS: readonly Trigger[] = [
   'watch',
   'retry',
   'window',
+  'api',
 ];
 
 export interface ClusterSummary {

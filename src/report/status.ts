@@ -66,7 +66,7 @@ export interface ClusterStatusDoc {
      * Why changes are held or were let through: a suspension (by a commit or serve's API),
      * the next opening of the maintenance windows, or an apply outside them (--ignore-windows).
      */
-    gate?: { state: string; reason: string; by?: string; opensAt?: string };
+    gate?: { state: string; reason: string; by?: string; since?: string; opensAt?: string };
     notes?: string[];
     errors?: Array<{ code: string; message: string; file?: string; line?: number }>;
   };
@@ -160,10 +160,12 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
     phase = applied ? 'Degraded' : 'Failed';
     reason = failed?.error?.code ?? 'ApplyFailed';
     message = `${failed?.kind ?? 'apply'} failed: ${failed?.error?.message ?? ''}`;
-  } else if (planned?.gate?.state === 'suspended') {
+  } else if (planned?.gate?.state === 'suspended' || outcome?.result === 'suspended') {
     phase = 'Suspended';
     reason = 'Suspended';
-    message = planned.gate.message;
+    message =
+      planned?.gate?.message ??
+      'suspended through the suspend API of bpa serve during the apply: no further action started';
   } else if (outcome?.result === 'waiting') {
     phase = 'Waiting';
     reason = 'OutsideMaintenanceWindow';
@@ -221,7 +223,7 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
       ...(applied?.kubernetesVersion ? { kubernetesVersion: applied.kubernetesVersion } : {}),
       ...(applied?.podSubnet !== undefined ? { podSubnet: applied.podSubnet } : {}),
       ...lastOperation(outcome, prev),
-      ...(planned?.gate || outcome?.result === 'waiting'
+      ...(planned?.gate || outcome?.result === 'waiting' || outcome?.result === 'suspended'
         ? { gate: gateEntry(planned?.gate, outcome) }
         : {}),
       ...(planned?.notes.length ? { notes: planned.notes.map((n) => safe(n)) } : {}),
@@ -235,12 +237,17 @@ function gateEntry(
   outcome: ClusterOutcome | undefined,
 ): NonNullable<ClusterStatusDoc['status']['gate']> {
   // A window that closed during the apply: the opening the engine found, not the plan's.
-  const gate = planned ?? { state: 'deferred', reason: 'OutsideMaintenanceWindow' };
+  const gate =
+    planned ??
+    (outcome?.result === 'suspended'
+      ? { state: 'suspended', reason: 'Suspended', by: 'api' }
+      : { state: 'deferred', reason: 'OutsideMaintenanceWindow' });
   const opensAt = outcome?.waitingUntil ?? planned?.opensAt;
   return {
     state: gate.state,
     reason: gate.reason,
     ...('by' in gate && gate.by ? { by: gate.by } : {}),
+    ...('since' in gate && gate.since ? { since: gate.since } : {}),
     ...(opensAt && gate.state !== 'suspended' ? { opensAt } : {}),
   };
 }

@@ -12,6 +12,7 @@ import { startHttpServer, type HttpServer } from './http.js';
 import { LeaderElector } from './leader.js';
 import { BpaMetrics } from './metrics.js';
 import { Scheduler } from './scheduler.js';
+import { suspendRoutes } from './suspend-api.js';
 
 export interface ServeOptions {
   /** The settings, resolved with the Site document's spec once it is read. */
@@ -70,6 +71,17 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   const webhookSecret = cfg.webhookSecretFile
     ? await readSecretFile(cfg.webhookSecretFile, 'the webhook secret')
     : undefined;
+  const apiToken = cfg.apiTokenFile
+    ? await readSecretFile(cfg.apiTokenFile, 'the API token')
+    : undefined;
+  const routes = apiToken
+    ? suspendRoutes({
+        token: apiToken,
+        stateDir: cfg.stateDir,
+        trigger: () => scheduler.trigger('api'),
+        log,
+      })
+    : [];
   let http: HttpServer;
   try {
     http = await startHttpServer({
@@ -80,6 +92,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       leader: elector,
       log,
       maxRunMs: Math.max(3_600_000, cfg.installerTimeout * 1000 * 2),
+      routes,
     });
   } catch (err: unknown) {
     throw new StalledError(

@@ -715,6 +715,13 @@ export const RUNTIME_CODES = {
     summary: 'bpa serve is stopping; no new reconcile starts',
     fix: 'nothing',
   },
+  SUSPENSIONS_UNREADABLE: {
+    retry: 'stalled',
+    area: state,
+    summary:
+      'the suspensions made through the suspend API (suspended.json in the state directory) cannot be read; nothing is applied until they can',
+    fix: 'check the permissions of the file; if it is damaged, look at what it suspended, then fix or remove it',
+  },
 } as const satisfies Record<string, RuntimeCodeInfo>;
 
 export type RuntimeCode = keyof typeof RUNTIME_CODES;

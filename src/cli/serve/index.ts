@@ -30,6 +30,7 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'verifySignatures',
     'trustedKeys',
     'allowedSigners',
+    'apiTokenFile',
   ]);
   cmd.action(async (opts: Record<string, unknown>) => {
     const cfg = config(opts, undefined, env);

@@ -101,9 +101,17 @@ describe('plan: maintenance windows and suspend', () => {
       formatPlan(plan({ ...saturday, suspend: true }, { now: SATURDAY })),
       /\[held: suspended\]/,
     );
-    const api = plan(saturday, { now: SATURDAY, suspended: new Set(['east']) }).clusters[0];
+    const api = plan(saturday, {
+      now: SATURDAY,
+      suspended: { east: { since: '2026-11-24T09:00:00Z', reason: 'fan failure' } },
+    }).clusters[0];
     assert.equal(api?.gate?.by, 'api');
-    const all = plan(saturday, { now: SATURDAY, suspended: new Set(['*']) }).clusters[0];
+    assert.equal(api?.gate?.since, '2026-11-24T09:00:00Z');
+    assert.match(api?.gate?.message ?? '', /suspend API of bpa serve \(fan failure\)/);
+    const all = plan(saturday, {
+      now: SATURDAY,
+      suspended: { '*': { since: '2026-11-24T09:00:00Z' } },
+    }).clusters[0];
     assert.equal(all?.gate?.state, 'suspended');
   });
 });

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
+import { writeSuspensions } from '../../../src/state/suspensions.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { FakeNodes, fakePorts } from '../../fakes/ports.js';
 import { FakeSiteSource } from '../../fakes/site-source.js';
@@ -174,6 +175,30 @@ describe('maintenance windows and suspend (reconcile, injected clock)', () => {
       reason: 'OutsideMaintenanceWindow',
       opensAt: '2026-11-28T01:00:00Z',
     });
+  });
+
+  it('a suspension through the API during an apply: the action running finishes, nothing new starts', async () => {
+    await writeSite(siteDir, { ...v1, siteSpec: undefined });
+    await reconciler().reconcile('startup');
+    await writeSite(siteDir, {
+      ...v2,
+      siteSpec: undefined,
+      nodes: [...v2.nodes, { name: 'worker-2', roles: ['worker'], host: 2 }],
+    });
+    const run = ports.installer.run.bind(ports.installer);
+    ports.installer.run = async (...args) => {
+      await run(...args);
+      await writeSuspensions(stateDir, { east: { since: '2026-11-24T10:01:00Z' } });
+    };
+    const calls = ports.packages.calls.length;
+    await reconciler().reconcile('webhook');
+    const report = source.clusterReport('east');
+    assert.deepEqual(
+      report?.status.lastOperation?.map((o) => [o.action, o.result]),
+      [['add-nodes', 'done']],
+    );
+    assert.equal(ports.packages.calls.length, calls);
+    assert.equal(report?.status.phase, 'Suspended');
   });
 
   it('windows on the Cluster replace the Site ones; an empty list means any time', async () => {
