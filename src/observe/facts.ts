@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { QUERY_OK_EXIT_CODES, parseQuery, queryArgv } from '../apt/commands.js';
+import { QUERY_OK_EXIT_CODES, parseHeld, parseQuery, queryArgv } from '../apt/commands.js';
 import type { Config } from '../config/options.js';
 import type { SshPool } from '../ssh/pool.js';
 import type { SshSession } from '../ssh/session.js';
@@ -12,6 +12,8 @@ export interface NodeFacts {
   reachable: boolean;
   /** Package → installed version, null when not installed. */
   installed: Record<string, string | null>;
+  /** Which of the packages are on hold (apt-mark hold); absent: not known. */
+  held?: string[];
   error?: { code: string; message: string };
 }
 
@@ -55,7 +57,11 @@ export async function collectFacts(
             timeoutMs: ssh.timeoutMs,
             okExitCodes: QUERY_OK_EXIT_CODES,
           });
-          out.set(key, { reachable: true, installed: parseQuery(stdout, t.packages) });
+          out.set(key, {
+            reachable: true,
+            installed: parseQuery(stdout, t.packages),
+            held: parseHeld(stdout, t.packages),
+          });
         } catch (err: unknown) {
           out.set(key, {
             reachable: false,

@@ -23,6 +23,8 @@ export interface PackageChange {
   name: string;
   from?: string;
   to?: string;
+  /** The version is right but its hold (apt-mark hold) was removed by hand: held again. */
+  unheld?: true;
 }
 
 export interface Action {

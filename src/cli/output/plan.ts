@@ -70,6 +70,7 @@ function formatCluster(c: ClusterPlan): string[] {
 }
 
 function formatPackage(p: PackageChange): string {
+  if (p.unheld) return `!${p.name}=${p.to} hold`;
   if (p.from === undefined && p.to === undefined) return `+${p.name}`;
   if (p.from === undefined) return `+${p.name}=${p.to}`;
   if (p.to === undefined) return `-${p.name}`;

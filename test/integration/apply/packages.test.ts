@@ -31,8 +31,11 @@ describe('apply: packages on lab hosts', function () {
       .exec(host, ['dpkg-query', '-W', '-f=${db:Status-Abbrev} ${Version}', pkg])
       .catch(() => undefined);
     const [status, version] = (r?.stdout ?? '').trim().split(/\s+/);
-    return status?.startsWith('ii') && version ? version : null;
+    // Installed: the second letter; the first is what is wanted (i install, h hold).
+    return status?.[1] === 'i' && version ? version : null;
   };
+  const held = async (host: string): Promise<string[]> =>
+    (await lab!.exec(host, ['apt-mark', 'showhold'])).stdout.split('\n').filter(Boolean);
   // The lab's apt repository is unsigned ([trusted=yes]): a mirror only the operator may allow.
   const reconcile = (extra: string[] = []): ReturnType<typeof bpa> =>
     bpa([
@@ -92,6 +95,12 @@ describe('apply: packages on lab hosts', function () {
         .then((x) => x.stdout),
       /trusted=yes/,
     );
+    assert.deepEqual(await held('h1'), ['bpa-test-a'], 'a pinned version is held');
+    // What unattended-upgrades does: upgrade whatever is upgradable. 2.0-1 is in the mirror,
+    // and the pinned 1.0-1 stays.
+    await lab!.exec('h1', ['apt-get', 'upgrade', '-y', '-q']);
+    assert.equal(await installed('h1', 'bpa-test-a'), '1.0-1');
+    assert.deepEqual(await held('h2'), [], 'an unpinned package is not');
     const again = await reconcile();
     assert.match(again.stdout, /No changes/, 'facts match: nothing to do');
   });
@@ -106,6 +115,19 @@ describe('apply: packages on lab hosts', function () {
     assert.match(r.stdout, /master-1 +~bpa-test-a 1\.0-1 → 2\.0-1/);
     assert.match(r.stdout, /✓ upgrade-packages master-1/);
     assert.equal(await installed('h1', 'bpa-test-a'), '2.0-1');
+    assert.deepEqual(await held('h1'), ['bpa-test-a'], 'unheld to change it, held again after');
+  });
+
+  it('a hold removed by hand is drift, and the package is held again', async () => {
+    await lab!.exec('h1', ['apt-mark', 'unhold', 'bpa-test-a']);
+    const r = await reconcile();
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(
+      r.stdout,
+      /fix-drift +nodes differ from what was applied: master-1 has bpa-test-a 2\.0-1 no longer on hold/,
+    );
+    assert.deepEqual(await held('h1'), ['bpa-test-a']);
+    assert.match((await reconcile()).stdout, /No changes/);
   });
 
   it('detects drift (a package removed by hand) and repairs it', async () => {
