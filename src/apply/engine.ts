@@ -12,8 +12,11 @@ import { BpaError, TransientError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { redact } from '../util/redact.js';
 import type { PackageSpec, Role } from '../validate/model.js';
+import { rollPackages } from './rollout/roll.js';
 import type {
   AccessPort,
+  ApplyPorts,
+  NodeOpsPort,
   InstallerPort,
   PackagePort,
   PackageResult,
@@ -36,6 +39,12 @@ export interface ApplyDeps {
   now?: () => Date;
   /** The clock maintenance windows are read with (epoch ms); default `now`. */
   clock?: () => number;
+  /** Cordon, drain and readiness, for clusters with rolling changes (`rollout`). */
+  nodes?: NodeOpsPort;
+  /** Runs a rollout's health command on a node. */
+  healthCommand?: ApplyPorts['healthCommand'];
+  /** Each node of a rolling change as it moves (metrics). */
+  onNodePhase?: (cluster: string, node: string, phase: string) => void;
   /**
    * Whether the cluster has been suspended since the plan was made (serve's suspend API during
    * an apply): asked before each action; the action running finishes, no new one starts.
@@ -287,7 +296,9 @@ class ActionRun {
         cluster: action.cluster,
         nodes: action.nodes,
         plugins: action.plugins,
-        packages: action.packages,
+        // What each node had before is what bpa saw, not the work: a rolling change resumed
+        // after some nodes changed sees other versions there, and is still the same work.
+        packages: action.packages?.map(({ from: _from, ...rest }) => rest),
         hostsIni: installerInputs,
         generation,
       }),
@@ -389,6 +400,43 @@ class ActionRun {
             : a.kind === 'upgrade-packages'
               ? 'upgrade'
               : 'install';
+        const rollout = this.cluster.rollout;
+        if (rollout) {
+          if (!this.deps.nodes)
+            throw new BpaError(
+              'CLUSTER_KUBECONFIG_UNUSABLE',
+              `cluster ${a.cluster}: rollout is set, but bpa has no access to the cluster's API to drain its nodes`,
+              'stalled',
+            );
+          const results: PackageResult[] = [];
+          this.outcome.packages = results;
+          await rollPackages({
+            cluster: a.cluster,
+            clusterSize: this.cluster.nodes.filter((n) => n.change !== 'remove').length,
+            nodes,
+            changes: a.packages ?? [],
+            mode,
+            rollout,
+            packages: this.deps.packages,
+            ops: this.deps.nodes,
+            healthCommand: this.deps.healthCommand,
+            step: (name, fn) => this.step(name, fn),
+            onResult: (r) =>
+              results.push(
+                r.error ? { ...r, error: { ...r.error, message: redact(r.error.message) } } : r,
+              ),
+            onPhase: (node, phase) => this.deps.onNodePhase?.(a.cluster, node, phase),
+            log: this.log.child({ action: a.kind }),
+            signal: this.deps.signal,
+          });
+          await this.step('record', () =>
+            this.record((applied) => ({
+              ...applied,
+              packages: recordPackages(applied, this.cluster, a),
+            })),
+          );
+          return;
+        }
         let results: PackageResult[] = [];
         await this.step('packages', async () => {
           results = (await this.deps.packages.apply(a.cluster, nodes, a.packages ?? [], mode)).map(

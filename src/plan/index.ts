@@ -126,6 +126,9 @@ export function planSite(input: PlanInput): Plan {
   for (const c of clusters) {
     const day2 = model.clusters.find((m) => m.name === c.cluster)?.day2 ?? model.day2;
     gateCluster(c, day2, input);
+    // A cluster the installer has not finished has no Kubernetes to drain through yet.
+    if (day2?.rollout && !c.actions.some((a) => a.kind === 'provision-cluster'))
+      c.rollout = day2.rollout;
   }
   return {
     clusters,

@@ -1,6 +1,6 @@
 import type { ExecutionSettings } from '../config/execution.js';
 import type { Problem } from '../util/problem.js';
-import type { MaintenanceWindow, PackageSpec, Role } from '../validate/model.js';
+import type { MaintenanceWindow, PackageSpec, Role, RolloutSettings } from '../validate/model.js';
 import type { Flavour } from './hosts-ini.js';
 
 /** Action kinds, in the order a plan runs them (DESIGN §4). */
@@ -79,6 +79,11 @@ export interface ClusterPlan {
   cluster: string;
   /** Set when the actions may not start now (or start only because windows are ignored). */
   gate?: ClusterGate;
+  /**
+   * A running cluster's package changes roll node by node (cordon, drain, change, health,
+   * uncordon); absent: every node at once. Hashed: it changes what the apply does.
+   */
+  rollout?: RolloutSettings;
   /** A window is open: the apply checks these again before each action (none starts after it closes). */
   windows?: MaintenanceWindow[];
   flavour: Flavour;

@@ -37,6 +37,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Live installer output lines. */
   onLine?: (line: string) => void;
+  /** Each node of a rolling change as it moves (cordoned, drained, changed, healthy, done, failed). */
+  onNodePhase?: (cluster: string, node: string, phase: string) => void;
   /** Called once the plan is made, before anything is applied (to show it). */
   onPlan?: (ctx: RunContext) => void;
   /** The outside world (nodes, installer, publishing) instead of what the settings name: tests. */

@@ -273,6 +273,9 @@ async function apply(ctx: RunContext): Promise<void> {
     installer: ports.installer,
     publish: ports.publish,
     packages: ports.packages,
+    nodes: ports.nodes,
+    healthCommand: ports.healthCommand,
+    onNodePhase: ctx.onNodePhase,
   });
   const facts = ports.facts;
   ctx.factsAfter = await factsAfter({

@@ -158,7 +158,10 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
   } else if (outcome?.result === 'failed') {
     const failed = outcome.actions.find((a) => a.result === 'failed');
     phase = applied ? 'Degraded' : 'Failed';
-    reason = failed?.error?.code ?? 'ApplyFailed';
+    reason =
+      failed?.error?.code === 'ROLLOUT_HALTED'
+        ? 'RolloutHalted'
+        : (failed?.error?.code ?? 'ApplyFailed');
     message = `${failed?.kind ?? 'apply'} failed: ${failed?.error?.message ?? ''}`;
   } else if (planned?.gate?.state === 'suspended' || outcome?.result === 'suspended') {
     phase = 'Suspended';

@@ -118,7 +118,19 @@ export class Journal {
     await this.flush();
   }
 
-  private async flush(): Promise<void> {
+  /**
+   * One write at a time, each of the whole journal as it is when it starts: steps that run in
+   * parallel (the nodes of a rollout batch) cannot have an older snapshot land last.
+   */
+  private flush(): Promise<void> {
+    const next = this.writing.then(() => this.write());
+    this.writing = next.catch(() => undefined);
+    return next;
+  }
+
+  private writing: Promise<void> = Promise.resolve();
+
+  private async write(): Promise<void> {
     await this.beforeWrite();
     const all = [...this.steps.values()];
     const done = all.filter((s) => s.status === 'done');

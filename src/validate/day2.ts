@@ -1,7 +1,8 @@
 import { error, pointer, type Problem } from '../util/problem.js';
 import { isTimeZone } from '../util/time-zone.js';
 import { at, spec, type Doc } from './doc.js';
-import type { Day2Settings, MaintenanceWindow, Weekday } from './model.js';
+import { parseDuration } from '../util/duration.js';
+import type { Day2Settings, MaintenanceWindow, RolloutSettings, Weekday } from './model.js';
 
 /**
  * The day-2 settings of the Site document (the default of every cluster): its maintenance
@@ -34,7 +35,9 @@ export function clusterDay2(
   const windows = readWindows(clusterDoc, s, problems);
   const suspend = site.suspend || s['suspend'] === true;
   const gate = s['maintenanceGate'];
+  const rollout = readRollout(s['rollout']);
   return {
+    ...(rollout ? { rollout } : {}),
     windows: windows ?? site.windows,
     gate: gate === 'all' || gate === 'running' ? gate : site.gate,
     suspend,
@@ -77,4 +80,30 @@ function readWindows(
       timezone,
     };
   });
+}
+
+/** A Cluster's `spec.rollout`, its defaults filled in (the schema checked its shape). */
+function readRollout(raw: unknown): RolloutSettings | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const r = raw as Record<string, unknown>;
+  const drain = (r['drain'] ?? {}) as Record<string, unknown>;
+  const health = (r['healthCheck'] ?? {}) as Record<string, unknown>;
+  const ms = (v: unknown, fallback: string): number =>
+    parseDuration(typeof v === 'string' ? v : fallback);
+  const grace = typeof drain['gracePeriod'] === 'string' ? drain['gracePeriod'] : undefined;
+  const max = r['maxUnavailable'];
+  return {
+    maxUnavailable: typeof max === 'number' || typeof max === 'string' ? max : 1,
+    drain: {
+      enabled: drain['enabled'] !== false,
+      timeoutMs: ms(drain['timeout'], '10m'),
+      ...(grace ? { gracePeriodSeconds: Math.round(parseDuration(grace) / 1000) } : {}),
+      ignoreDaemonSets: drain['ignoreDaemonSets'] !== false,
+      deleteEmptyDirData: drain['deleteEmptyDirData'] === true,
+    },
+    healthCheck: {
+      timeoutMs: ms(health['timeout'], '5m'),
+      ...(Array.isArray(health['command']) ? { command: health['command'].map(String) } : {}),
+    },
+  };
 }

@@ -57,6 +57,21 @@ export interface ClusterModel {
   day2?: Day2Settings;
 }
 
+/** How a running cluster's nodes are changed one batch at a time (durations in ms). */
+export interface RolloutSettings {
+  /** A count, or a percentage of the cluster's nodes ("25%"). */
+  maxUnavailable: number | string;
+  drain: {
+    enabled: boolean;
+    timeoutMs: number;
+    /** Grace period of evicted pods; absent: each pod's own. */
+    gracePeriodSeconds?: number;
+    ignoreDaemonSets: boolean;
+    deleteEmptyDirData: boolean;
+  };
+  healthCheck: { timeoutMs: number; command?: string[] };
+}
+
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
 
 /** A weekly maintenance window; `days` empty: every day. */
@@ -80,6 +95,8 @@ export interface Day2Settings {
   windows: MaintenanceWindow[];
   gate: 'running' | 'all';
   suspend: boolean;
+  /** Rolling node changes (Cluster `spec.rollout`); absent: every node at once, no drain. */
+  rollout?: RolloutSettings;
   /** Where the windows and the suspension come from, for messages. */
   windowsFrom?: 'Site' | 'Cluster';
   suspendFrom?: 'Site' | 'Cluster';
