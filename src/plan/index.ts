@@ -22,6 +22,7 @@ import { diffPlugins } from './diff/plugins.js';
 import { diffPackages, newClusterPackages } from './diff/packages.js';
 import { planUpgrade } from './diff/kubernetes.js';
 import { gateCluster } from './gate.js';
+import { gateWaves } from './waves.js';
 import type { Suspensions } from '../state/suspensions.js';
 
 export * from './types.js';
@@ -130,6 +131,7 @@ export function planSite(input: PlanInput): Plan {
     if (day2?.rollout && !c.actions.some((a) => a.kind === 'provision-cluster'))
       c.rollout = day2.rollout;
   }
+  gateWaves(clusters, model, applied, input.now);
   return {
     clusters,
     problems,

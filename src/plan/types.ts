@@ -63,9 +63,9 @@ export interface PlannedNode {
  * reviewed outside a window (or while suspended) applies with its hash once allowed.
  */
 export interface ClusterGate {
-  /** suspended: in the site or through the API; deferred: outside every window; ignored: outside, but `--ignore-windows`. */
+  /** suspended: in the site or through the API; deferred: outside every window, or waiting for an earlier wave; ignored: outside, but `--ignore-windows`. */
   state: 'suspended' | 'deferred' | 'ignored';
-  reason: 'Suspended' | 'OutsideMaintenanceWindow';
+  reason: 'Suspended' | 'OutsideMaintenanceWindow' | 'WaitingForWave';
   /** Suspended: by a commit (`site`) or serve's API (`api`). */
   by?: 'site' | 'api';
   /** Suspended through the API: since when (ISO 8601). */

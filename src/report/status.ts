@@ -171,9 +171,12 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
       'suspended through the suspend API of bpa serve during the apply: no further action started';
   } else if (outcome?.result === 'waiting') {
     phase = 'Waiting';
-    reason = 'OutsideMaintenanceWindow';
+    reason = planned?.gate?.reason ?? 'OutsideMaintenanceWindow';
     const pending = outcome.actions.filter((a) => a.result === 'not-run').map((a) => a.kind);
-    message = `${pending.join(', ')} ${outcome.actions.some((a) => a.result === 'done') ? 'left for' : 'deferred to'} the next maintenance window${outcome.waitingUntil ? `, which opens at ${outcome.waitingUntil}` : ' (none ever opens)'}`;
+    message =
+      reason === 'WaitingForWave'
+        ? `${pending.join(', ')} deferred: ${planned?.gate?.message ?? 'waiting for the waves before'}`
+        : `${pending.join(', ')} ${outcome.actions.some((a) => a.result === 'done') ? 'left for' : 'deferred to'} the next maintenance window${outcome.waitingUntil ? `, which opens at ${outcome.waitingUntil}` : ' (none ever opens)'}`;
   } else if (!model) {
     phase = 'Degraded';
     reason = 'RemovedFromSite';
@@ -241,7 +244,12 @@ function gateEntry(
 ): NonNullable<ClusterStatusDoc['status']['gate']> {
   // A window that closed during the apply: the opening the engine found, not the plan's.
   const gate =
-    planned ??
+    (planned && {
+      state: planned.state,
+      reason: planned.reason,
+      by: planned.by,
+      since: planned.since,
+    }) ??
     (outcome?.result === 'suspended'
       ? { state: 'suspended', reason: 'Suspended', by: 'api' }
       : { state: 'deferred', reason: 'OutsideMaintenanceWindow' });

@@ -1,8 +1,16 @@
-import { error, pointer, type Problem } from '../util/problem.js';
+import { error, pointer, warning, type Problem } from '../util/problem.js';
 import { isTimeZone } from '../util/time-zone.js';
 import { at, spec, type Doc } from './doc.js';
 import { parseDuration } from '../util/duration.js';
-import type { Day2Settings, MaintenanceWindow, RolloutSettings, Weekday } from './model.js';
+import type {
+  ClusterModel,
+  Day2Settings,
+  MaintenanceWindow,
+  RolloutSettings,
+  Wave,
+  Waves,
+  Weekday,
+} from './model.js';
 
 /**
  * The day-2 settings of the Site document (the default of every cluster): its maintenance
@@ -106,4 +114,41 @@ function readRollout(raw: unknown): RolloutSettings | undefined {
       ...(Array.isArray(health['command']) ? { command: health['command'].map(String) } : {}),
     },
   };
+}
+
+/** The Site's `spec.rollout` (waves across clusters), when it sets waves. */
+export function siteWaves(site: Doc | undefined): Waves | undefined {
+  const r = site ? (spec(site)['rollout'] as Record<string, unknown> | undefined) : undefined;
+  if (!r || !Array.isArray(r['waves'])) return undefined;
+  const waves = (r['waves'] as unknown[]).map((w): Wave =>
+    Array.isArray(w)
+      ? w.map(String)
+      : { matchLabels: { ...((w as { matchLabels?: Record<string, string> }).matchLabels ?? {}) } },
+  );
+  const soak = typeof r['soak'] === 'string' ? parseDuration(r['soak']) : 0;
+  return { waves, soakMs: soak };
+}
+
+/** A wave that names a cluster the site does not have is most likely a typo: said so. */
+export function checkWaves(
+  site: Doc | undefined,
+  clusters: ClusterModel[],
+  problems: Problem[],
+): void {
+  const waves = siteWaves(site);
+  if (!site || !waves) return;
+  const names = new Set(clusters.map((c) => c.name));
+  waves.waves.forEach((w, i) => {
+    if (!Array.isArray(w)) return;
+    w.forEach((name, j) => {
+      if (!names.has(name))
+        problems.push(
+          warning(
+            'WAVE_UNKNOWN_CLUSTER',
+            `rollout wave ${i + 1} names cluster "${name}", which the site does not have`,
+            at(site, pointer('spec', 'rollout', 'waves', i, j)),
+          ),
+        );
+    });
+  });
 }

@@ -39,6 +39,8 @@ export interface PackageSpec {
 export interface ClusterModel {
   name: string;
   owner?: string;
+  /** Labels of the Cluster document (or the Provisioning without one): wave selectors. */
+  labels?: Record<string, string>;
   /** `metadata.labels.cluster-type`, e.g. `virtlet-vm`. */
   clusterType?: string;
   /** The Cluster document, when the site has one (ICN also allows a bare Provisioning). */
@@ -70,6 +72,15 @@ export interface RolloutSettings {
     deleteEmptyDirData: boolean;
   };
   healthCheck: { timeoutMs: number; command?: string[] };
+}
+
+/** A wave: cluster names, or the clusters whose labels match. */
+export type Wave = string[] | { matchLabels: Record<string, string> };
+
+export interface Waves {
+  waves: Wave[];
+  /** How long a wave's clusters must have stayed Ready before the next wave starts. */
+  soakMs: number;
 }
 
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
@@ -122,6 +133,8 @@ export interface SiteModel {
   clusters: ClusterModel[];
   /** The Site's day-2 settings: for clusters no longer in the site, and the default of all. */
   day2?: Day2Settings;
+  /** The Site's `rollout.waves`: the order changes reach the clusters. */
+  waves?: Waves;
   site?: SiteSettings;
   inventory: InventoryDocument[];
 }

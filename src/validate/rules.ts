@@ -6,7 +6,7 @@ import { at, meta, ref, spec, type Doc } from './doc.js';
 import { buildInventory } from './inventory.js';
 import type { ClusterModel, SiteModel, SiteSettings } from './model.js';
 import { checkMacsAcrossSite, checkPackageConflicts } from './site-rules.js';
-import { clusterDay2, siteDay2 } from './day2.js';
+import { checkWaves, clusterDay2, siteDay2, siteWaves } from './day2.js';
 
 /**
  * The rules that span documents, and the construction of the typed model from documents
@@ -30,11 +30,13 @@ export function buildModel(
   }
   clusters.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   checkMacsAcrossSite(clusters, problems);
+  checkWaves(siteDoc, clusters, problems);
   checkPackageConflicts(clusters, problems);
   return {
     clusters,
     site: buildSite(docs, problems),
     day2,
+    ...(siteWaves(siteDoc) ? { waves: siteWaves(siteDoc) } : {}),
     inventory: buildInventory(docs, problems, 'site'),
   };
 }

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { copyFile } from 'node:fs/promises';
+import { startFakeKube, type KubeObject } from '../../fakes/kube-api-server.js';
 import { canRunAptLab, startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
 import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
 import { bpa, labArgs, labReady, marker } from './harness.js';
@@ -128,6 +130,64 @@ describe('apply: packages on lab hosts', function () {
     );
     assert.deepEqual(await held('h1'), ['bpa-test-a']);
     assert.match((await reconcile()).stdout, /No changes/);
+  });
+
+  it('with rollout: bin/bpa cordons, drains (through the cluster API) and uncordons each node around its change', async () => {
+    const kube = await startFakeKube();
+    try {
+      const names = nodes.map((n) => n.name);
+      for (const name of names)
+        kube.put({
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name },
+          spec: {},
+          status: { conditions: [{ type: 'Ready', status: 'True' }] },
+        } as KubeObject);
+      kube.put({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'web-1', namespace: 'apps', labels: { app: 'web' } },
+        spec: { nodeName: 'worker-1', containers: [{ name: 'c', image: 'busybox' }] },
+      } as KubeObject);
+      // The cluster's kubeconfig, where bpa stored admin.conf after provisioning.
+      await copyFile(kube.kubeconfigPath, join(state, 'clusters', 'pk', 'kubeconfig'));
+      await setSite({
+        masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
+        workerSoftware: ['bpa-test-b: {version: 1.0-1}'],
+        clusterSpec: [
+          '  rollout:',
+          '    maxUnavailable: 1',
+          "    drain: { timeout: '30s' }",
+          "    healthCheck: { timeout: '30s', command: [dpkg-query, -W, dpkg] }",
+        ],
+      });
+      const r = await reconcile();
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.equal(await installed('h1', 'bpa-test-a'), '1.0-1');
+      assert.equal(await installed('h2', 'bpa-test-b'), '1.0-1');
+      const patches = kube.requests
+        .filter((x) => x.method === 'PATCH' && x.path.startsWith('/api/v1/nodes/'))
+        .map(
+          (x) =>
+            `${x.path.slice('/api/v1/nodes/'.length)}=${String((x.body as Array<{ value: boolean }>)[0]?.value)}`,
+        );
+      // One node at a time, the master first: cordoned, then uncordoned, before the next.
+      assert.deepEqual(patches, [
+        'master-1=true',
+        'master-1=false',
+        'worker-1=true',
+        'worker-1=false',
+        'worker-2=true',
+        'worker-2=false',
+      ]);
+      assert.equal(kube.get('v1', 'Pod', 'apps', 'web-1'), undefined, 'evicted from worker-1');
+      assert.ok(
+        kube.requests.some((x) => x.path === '/api/v1/namespaces/apps/pods/web-1/eviction'),
+      );
+    } finally {
+      await kube.stop();
+    }
   });
 
   it('detects drift (a package removed by hand) and repairs it', async () => {
