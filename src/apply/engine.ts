@@ -69,6 +69,8 @@ export interface ActionOutcome {
   steps: Array<{ name: string; result: StepResult }>;
   error?: { code: string; message: string };
   packages?: PackageResult[];
+  /** A rolling change: where each node got (pending, cordoned, drained, changed, healthy, done, failed). */
+  rollout?: Array<{ node: string; state: string }>;
 }
 
 export interface ClusterOutcome {
@@ -410,6 +412,8 @@ class ActionRun {
             );
           const results: PackageResult[] = [];
           this.outcome.packages = results;
+          const progress = nodes.map((n) => ({ node: n.name, state: 'pending' }));
+          this.outcome.rollout = progress;
           await rollPackages({
             cluster: a.cluster,
             clusterSize: this.cluster.nodes.filter((n) => n.change !== 'remove').length,
@@ -425,7 +429,11 @@ class ActionRun {
               results.push(
                 r.error ? { ...r, error: { ...r.error, message: redact(r.error.message) } } : r,
               ),
-            onPhase: (node, phase) => this.deps.onNodePhase?.(a.cluster, node, phase),
+            onPhase: (node, phase) => {
+              const entry = progress.find((p) => p.node === node);
+              if (entry) entry.state = phase;
+              this.deps.onNodePhase?.(a.cluster, node, phase);
+            },
             log: this.log.child({ action: a.kind }),
             signal: this.deps.signal,
           });

@@ -27,6 +27,10 @@ export interface ClusterSummary {
     | 'Waiting'
     | 'Suspended';
   ready: boolean;
+  /** Whether the cluster's maintenance windows are open now (absent: it has none). */
+  windowOpen?: boolean;
+  /** The last rolling change's nodes by state (pending, cordoned, …, done, failed). */
+  rollout?: Record<string, number>;
 }
 
 export type ReconcileResult =

@@ -67,6 +67,8 @@ export interface ClusterStatusDoc {
      * the next opening of the maintenance windows, or an apply outside them (--ignore-windows).
      */
     gate?: { state: string; reason: string; by?: string; since?: string; opensAt?: string };
+    /** The last rolling change, node by node: where each node got. */
+    rollout?: { action: string; nodes: Array<{ name: string; state: string }> };
     notes?: string[];
     errors?: Array<{ code: string; message: string; file?: string; line?: number }>;
   };
@@ -229,6 +231,7 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
       ...(applied?.kubernetesVersion ? { kubernetesVersion: applied.kubernetesVersion } : {}),
       ...(applied?.podSubnet !== undefined ? { podSubnet: applied.podSubnet } : {}),
       ...lastOperation(outcome, prev),
+      ...rolloutOf(outcome, prev),
       ...(planned?.gate || outcome?.result === 'waiting' || outcome?.result === 'suspended'
         ? { gate: gateEntry(planned?.gate, outcome) }
         : {}),
@@ -260,6 +263,20 @@ function gateEntry(
     ...('by' in gate && gate.by ? { by: gate.by } : {}),
     ...('since' in gate && gate.since ? { since: gate.since } : {}),
     ...(opensAt && gate.state !== 'suspended' ? { opensAt } : {}),
+  };
+}
+
+function rolloutOf(
+  outcome: ClusterOutcome | undefined,
+  prev: ClusterStatusDoc | undefined,
+): { rollout?: NonNullable<ClusterStatusDoc['status']['rollout']> } {
+  const rolled = [...(outcome?.actions ?? [])].reverse().find((a) => a.rollout);
+  if (!rolled?.rollout) return prev?.status.rollout ? { rollout: prev.status.rollout } : {};
+  return {
+    rollout: {
+      action: rolled.kind,
+      nodes: rolled.rollout.map((n) => ({ name: n.node, state: n.state })),
+    },
   };
 }
 

@@ -66,5 +66,6 @@ export interface ClusterReport {
     podSubnet?: string | null;
     notes?: string[];
     gate?: { state: string; reason: string; by?: string; opensAt?: string };
+    rollout?: { action: string; nodes: Array<{ name: string; state: string }> };
   };
 }

@@ -66,7 +66,11 @@ export function batchesOf(
 export async function rollPackages(input: RollInput): Promise<void> {
   for (const batch of batchesOf(input.nodes, input.rollout, input.clusterSize)) {
     const settled = await Promise.allSettled(
-      batch.map((n) => input.step(`node:${n.name}`, (h) => rollNode(input, n, h))),
+      batch.map(async (n) => {
+        await input.step(`node:${n.name}`, (h) => rollNode(input, n, h));
+        // Also a node finished by an earlier run (its step skipped).
+        input.onPhase?.(n.name, 'done');
+      }),
     );
     const failed = settled
       .map((s, i) => ({ s, node: batch[i] as PlannedNode }))

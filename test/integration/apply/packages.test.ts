@@ -187,6 +187,11 @@ describe('apply: packages on lab hosts', function () {
       );
     } finally {
       await kube.stop();
+      // The tests after this one change the nodes without a cluster API.
+      await setSite({
+        masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
+        workerSoftware: ['bpa-test-b: {version: 1.0-1}'],
+      });
     }
   });
 

@@ -206,6 +206,20 @@ describe('rolling node changes (cordon, drain, change, health, uncordon)', funct
       /halted at worker-1 .*drain timed out after 1s.*apps\/web-1.*disruption budget/,
     );
     assert.equal(cordoned('worker-1'), true, 'the node whose drain failed stays cordoned');
+    assert.deepEqual(report?.status.rollout, {
+      action: 'upgrade-packages',
+      nodes: [
+        { name: 'master-1', state: 'done' },
+        { name: 'worker-1', state: 'failed' },
+        { name: 'worker-2', state: 'done' },
+        { name: 'worker-3', state: 'pending' },
+      ],
+    });
+    assert.deepEqual(
+      r.clusters.find((c) => c.name === 'east')?.rollout,
+      { done: 2, failed: 1, pending: 1 },
+      'what bpa_rollout_nodes exports',
+    );
     assert.equal(nodes.packagesOf(hostIp(1)).get('curl'), '7.88.1-10', 'and is not changed');
     // Its batch-mate finished; the next batch never started.
     assert.deepEqual(changed, [['master-1'], ['worker-2']]);

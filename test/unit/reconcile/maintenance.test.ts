@@ -91,6 +91,11 @@ describe('maintenance windows and suspend (reconcile, injected clock)', () => {
       opensAt: '2026-11-28T01:00:00Z',
     });
     assert.equal(waiting.clusters.find((c) => c.name === 'east')?.phase, 'Waiting');
+    assert.equal(
+      waiting.clusters.find((c) => c.name === 'east')?.windowOpen,
+      false,
+      'bpa_window_open',
+    );
 
     // The same input before the window: nothing new, no new commit.
     const commits = source.commits.length;
@@ -105,6 +110,7 @@ describe('maintenance windows and suspend (reconcile, injected clock)', () => {
     assert.equal(nodes.packagesOf(hostIp(0)).get('jq'), '1.7.1-3');
     assert.equal(source.clusterReport('east')?.status.phase, 'Ready');
     assert.equal(source.clusterReport('east')?.status.gate, undefined);
+    assert.equal(applied.clusters.find((c) => c.name === 'east')?.windowOpen, true);
   });
 
   it('a window that closes during the apply: the action running finishes, nothing new starts', async () => {
