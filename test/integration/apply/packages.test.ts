@@ -6,7 +6,7 @@ import { copyFile } from 'node:fs/promises';
 import { startFakeKube, type KubeObject } from '../../fakes/kube-api-server.js';
 import { canRunAptLab, startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
 import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
-import { bpa, labArgs, labReady, marker } from './harness.js';
+import { bpa, kill, labArgs, labReady, marker, spawnBpa, waitFor } from './harness.js';
 import { updateLabSite, writeLabSite, type LabSiteOptions } from './lab-site.js';
 
 /** Real apt-get and dpkg on lab hosts with their own package databases, offline, from a local repository. */
@@ -192,6 +192,82 @@ describe('apply: packages on lab hosts', function () {
         masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
         workerSoftware: ['bpa-test-b: {version: 1.0-1}'],
       });
+    }
+  });
+
+  it('with rollout: bpa killed (SIGKILL) in the middle of a drain; the next run does not touch the finished node again and uncordons the other only after its change', async () => {
+    const kube = await startFakeKube();
+    try {
+      for (const name of nodes.map((n) => n.name))
+        kube.put({
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name },
+          spec: {},
+          status: { conditions: [{ type: 'Ready', status: 'True' }] },
+        } as KubeObject);
+      for (const [pod, on] of [
+        ['web-1', 'worker-1'],
+        ['web-2', 'worker-2'],
+      ])
+        kube.put({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: pod, namespace: 'apps' },
+          spec: { nodeName: on, containers: [{ name: 'c', image: 'busybox' }] },
+        } as KubeObject);
+      await copyFile(kube.kubeconfigPath, join(state, 'clusters', 'pk', 'kubeconfig'));
+      await setSite({
+        masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
+        workerSoftware: ['bpa-test-b: {version: 1.0-1}', 'bpa-test-c'],
+        clusterSpec: [
+          '  rollout:',
+          "    drain: { timeout: '5m' }",
+          "    healthCheck: { timeout: '30s' }",
+        ],
+      });
+      // worker-2's eviction hangs: bpa is killed while it drains worker-2, after worker-1.
+      kube.hold({ method: 'POST', pathPrefix: '/api/v1/namespaces/apps/pods/web-2/eviction' });
+      const child = spawnBpa([
+        'reconcile',
+        '--once',
+        site,
+        ...labArgs(lab!, state, ['--allow-site-commands']),
+      ]);
+      await waitFor('the drain of worker-2', async () =>
+        kube.requests.some((x) => x.path.endsWith('/web-2/eviction')) ? true : undefined,
+      );
+      await kill(child);
+      const node = (name: string) =>
+        (kube.get('v1', 'Node', undefined, name)?.spec as { unschedulable?: boolean })
+          .unschedulable;
+      assert.equal(await installed('h2', 'bpa-test-c'), '1.0-1', 'worker-1 was changed');
+      assert.equal(node('worker-1'), false, 'and uncordoned');
+      assert.equal(await installed('h3', 'bpa-test-c'), null, 'worker-2 was not');
+      assert.equal(node('worker-2'), true, 'and stays cordoned');
+      kube.release();
+
+      const before = kube.requests.length;
+      const r = await reconcile();
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      const after = kube.requests.slice(before).filter((x) => x.method === 'PATCH');
+      assert.ok(
+        !after.some((x) => x.path.endsWith('/nodes/worker-1')),
+        'worker-1 not touched again',
+      );
+      assert.equal(await installed('h3', 'bpa-test-c'), '1.0-1');
+      assert.equal(node('worker-2'), false, 'uncordoned once changed and Ready');
+      assert.equal(after.at(-1)?.path, '/api/v1/nodes/worker-2', 'its uncordon is the last write');
+    } finally {
+      kube.release();
+      await kube.stop();
+      // As before this test: bpa-test-c off the workers, no rollout.
+      await setSite({
+        masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
+        workerSoftware: ['bpa-test-b: {version: 1.0-1}'],
+      });
+      const restored = await reconcile(['--prune']);
+      assert.equal(restored.code, 0, restored.stdout + restored.stderr);
     }
   });
 
