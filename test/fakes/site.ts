@@ -27,6 +27,8 @@ export interface SiteSpec {
   clusterSpec?: string[];
   /** A Site document with these spec lines (indented two spaces); absent: no Site document. */
   siteSpec?: string[];
+  /** Another cluster of the same site (in a subdirectory): no inventory, no Site document. */
+  extraCluster?: boolean;
 }
 
 export const HOSTS = 6;
@@ -42,10 +44,11 @@ export function hostIp(i: number): string {
 /** Writes (or rewrites) the site in `dir`: the inventory and the cluster's documents. */
 export async function writeSite(dir: string, spec: SiteSpec): Promise<void> {
   await mkdir(join(dir, 'inventory'), { recursive: true });
-  await writeFile(
-    join(dir, 'inventory', 'hosts.yaml'),
-    Array.from({ length: HOSTS }, (_, i) => bmh(i)).join('---\n'),
-  );
+  if (!spec.extraCluster)
+    await writeFile(
+      join(dir, 'inventory', 'hosts.yaml'),
+      Array.from({ length: HOSTS }, (_, i) => bmh(i)).join('---\n'),
+    );
   const cluster = spec.cluster ?? 'east';
   const entry = (n: SiteNode): string =>
     `    - ${n.name}:\n        mac-address: "${hostMac(n.host)}"\n`;
@@ -93,6 +96,7 @@ ${software(spec.masterSoftware)}  workerSoftware:
 ${software(spec.workerSoftware)}`,
   );
   const siteFile = join(dir, 'site.yaml');
+  if (spec.extraCluster) return;
   if (spec.siteSpec)
     await writeFile(
       siteFile,
