@@ -85,7 +85,7 @@ export async function rollPackages(input: RollInput): Promise<void> {
     const why = failed.map((f) => `${f.node.name}: ${messageOf(f.s.reason)}`).join('; ');
     throw new StalledError(
       'ROLLOUT_HALTED',
-      `rollout of cluster ${input.cluster} halted at ${failed.map((f) => f.node.name).join(', ')} (left cordoned): ${why}`,
+      `rollout of cluster ${input.cluster} halted at ${failed.map((f) => f.node.name).join(', ')} (a node cordoned stays cordoned; no further node is started): ${why}`,
     );
   }
 }

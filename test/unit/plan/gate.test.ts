@@ -92,6 +92,31 @@ describe('plan: maintenance windows and suspend', () => {
     assert.match(c?.gate?.message ?? '', /applied anyway with --ignore-windows/);
   });
 
+  it('a running cluster with rollout: the plan says how its nodes will change, and hashes it', () => {
+    const rollout = {
+      maxUnavailable: '25%',
+      drain: {
+        enabled: true,
+        timeoutMs: 600_000,
+        ignoreDaemonSets: true,
+        deleteEmptyDirData: false,
+      },
+      healthCheck: { timeoutMs: 300_000 },
+    };
+    const p = plan({ ...saturday, windows: [], rollout });
+    assert.deepEqual(p.clusters[0]?.rollout, rollout);
+    assert.match(
+      formatPlan(p),
+      /rollout: masters one at a time, then workers 25% at a time; each cordoned and drained, changed, checked Ready, uncordoned/,
+    );
+    assert.notEqual(p.hash, plan({ ...saturday, windows: [] }).hash);
+    assert.equal(
+      plan({ ...saturday, rollout }, {}, appliedFrom([])).clusters[0]?.rollout,
+      undefined,
+      'not while provisioning',
+    );
+  });
+
   it('suspend holds everything, whatever the clock; an API suspension too', () => {
     const c = plan({ ...saturday, suspend: true, suspendFrom: 'Cluster' }, { now: SATURDAY })
       .clusters[0];
