@@ -4,6 +4,7 @@ import pLimit from 'p-limit';
 import { canonicalJson, sha256Hex } from '../plan/hash.js';
 import type { Action, ClusterPlan, Plan, PlannedNode } from '../plan/index.js';
 import { mirrorDigest } from '../runtime/registry-mirror.js';
+import { isoMinute, windowStatus } from '../plan/windows.js';
 import type { AppliedCluster } from '../state/applied.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { Journal, type StepRecord } from '../state/journal.js';
@@ -12,8 +13,11 @@ import { BpaError, TransientError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { redact } from '../util/redact.js';
 import type { PackageSpec, Role } from '../validate/model.js';
+import { rollPackages } from './rollout/roll.js';
 import type {
   AccessPort,
+  ApplyPorts,
+  NodeOpsPort,
   InstallerPort,
   PackagePort,
   PackageResult,
@@ -36,6 +40,19 @@ export interface ApplyDeps {
   revision?: string;
   maxParallelClusters?: number;
   now?: () => Date;
+  /** The clock maintenance windows are read with (epoch ms); default `now`. */
+  clock?: () => number;
+  /** Cordon, drain and readiness, for clusters with rolling changes (`rollout`). */
+  nodes?: NodeOpsPort;
+  /** Runs a rollout's health command on a node. */
+  healthCommand?: ApplyPorts['healthCommand'];
+  /** Each node of a rolling change as it moves (metrics). */
+  onNodePhase?: (cluster: string, node: string, phase: string) => void;
+  /**
+   * Whether the cluster has been suspended since the plan was made (serve's suspend API during
+   * an apply): asked before each action; the action running finishes, no new one starts.
+   */
+  suspendedNow?: (cluster: string) => Promise<boolean>;
   /**
    * Fired when bpa is stopping (SIGTERM, leadership lost): no new step starts, and a step
    * that ends because of it stays journaled as running, to be resumed by the next run.
@@ -55,12 +72,20 @@ export interface ActionOutcome {
   steps: Array<{ name: string; result: StepResult }>;
   error?: { code: string; message: string };
   packages?: PackageResult[];
+  /** A rolling change: where each node got (pending, cordoned, drained, changed, healthy, done, failed). */
+  rollout?: Array<{ node: string; state: string }>;
 }
 
 export interface ClusterOutcome {
   cluster: string;
-  result: 'applied' | 'failed' | 'unchanged' | 'interrupted';
+  /**
+   * waiting: outside its maintenance windows (before the first action, or a window closed
+   * between two); suspended: nothing applied by the cluster's suspension.
+   */
+  result: 'applied' | 'failed' | 'unchanged' | 'interrupted' | 'waiting' | 'suspended';
   actions: ActionOutcome[];
+  /** waiting: when the next window opens (ISO 8601), when one does. */
+  waitingUntil?: string;
 }
 
 export interface ApplyResult {
@@ -100,9 +125,6 @@ async function applyCluster(
   planHash: string,
   deps: ApplyDeps,
 ): Promise<ClusterOutcome> {
-  if (!c.actions.length) return { cluster: c.cluster, result: 'unchanged', actions: [] };
-  const clusterDir = deps.store.clusterDir(c.cluster);
-  const journal = await Journal.open(clusterDir, c.cluster, deps.verifyLock);
   const log = deps.log.child({ cluster: c.cluster });
   const outcomes: ActionOutcome[] = c.actions.map((a) => ({
     kind: a.kind,
@@ -110,8 +132,23 @@ async function applyCluster(
     result: 'not-run',
     steps: [],
   }));
+  if (c.gate?.state === 'suspended' || (c.gate && !c.actions.length)) {
+    log.info({ reason: c.gate.reason }, c.gate.message);
+    return {
+      cluster: c.cluster,
+      result: c.gate.state === 'suspended' ? 'suspended' : 'unchanged',
+      actions: outcomes,
+    };
+  }
+  if (!c.actions.length) return { cluster: c.cluster, result: 'unchanged', actions: [] };
+  if (c.gate?.state === 'ignored') log.warn({ reason: c.gate.reason }, c.gate.message);
+  const clusterDir = deps.store.clusterDir(c.cluster);
+  const journal = await Journal.open(clusterDir, c.cluster, deps.verifyLock);
   let failed = false;
   let interrupted = false;
+  let waitingUntil: string | undefined;
+  let waiting = false;
+  let suspended = false;
   for (const [i, action] of c.actions.entries()) {
     const outcome = outcomes[i] as ActionOutcome;
     if (failed || interrupted) break;
@@ -119,11 +156,10 @@ async function applyCluster(
       interrupted = true;
       break;
     }
-    outcome.startedAt = (deps.now?.() ?? new Date()).toISOString();
     // The applied state this action starts from: recorded when an action completes, so the
     // same work asked for again later (a node removed, then added back) is new work.
     const generation = (await deps.store.readCluster(c.cluster))?.appliedAt ?? '';
-    const run = new ActionRun({
+    const options = {
       action,
       cluster: c,
       clusterDir,
@@ -133,7 +169,28 @@ async function applyCluster(
       outcome,
       planHash,
       generation,
-    });
+    };
+    const run = new ActionRun(options);
+    // Nothing new starts once the window has closed; an action already begun (by this run,
+    // or one that bpa stopped in the middle of) finishes.
+    if (!run.begun() && (await deps.suspendedNow?.(c.cluster))) {
+      suspended = true;
+      log.warn({ action: action.kind }, 'suspended during the apply: no further action starts');
+      break;
+    }
+    const window = windowNow(c, deps);
+    if (!window.open && !run.begun()) {
+      waiting = true;
+      waitingUntil = window.opensAt;
+      log.info(
+        { action: action.kind, opensAt: waitingUntil },
+        i === 0 && c.gate
+          ? c.gate.message
+          : 'the maintenance window has closed: the remaining actions wait for the next one',
+      );
+      break;
+    }
+    outcome.startedAt = (deps.now?.() ?? new Date()).toISOString();
     try {
       await run.execute();
       outcome.result = 'done';
@@ -153,9 +210,34 @@ async function applyCluster(
   }
   return {
     cluster: c.cluster,
-    result: interrupted ? 'interrupted' : failed ? 'failed' : 'applied',
+    result: interrupted
+      ? 'interrupted'
+      : failed
+        ? 'failed'
+        : suspended
+          ? 'suspended'
+          : waiting
+            ? 'waiting'
+            : 'applied',
     actions: outcomes,
+    ...(waitingUntil ? { waitingUntil } : {}),
   };
+}
+
+/**
+ * Whether an action may start now: outside the windows (as planned, or since a window
+ * closed) only an action already begun may, which is finished rather than left half done.
+ */
+function windowNow(c: ClusterPlan, deps: ApplyDeps): { open: boolean; opensAt?: string } {
+  if (c.gate?.state === 'deferred') return { open: false, opensAt: c.gate.opensAt };
+  if (!c.windows) return { open: true };
+  const status = windowStatus(c.windows, deps.clock?.() ?? (deps.now?.() ?? new Date()).getTime());
+  return status.open
+    ? { open: true }
+    : {
+        open: false,
+        ...(status.opensAt !== undefined ? { opensAt: isoMinute(status.opensAt) } : {}),
+      };
 }
 
 /** An error as reports, logs and the journal carry it: code and a redacted message. */
@@ -219,12 +301,19 @@ class ActionRun {
         cluster: action.cluster,
         nodes: action.nodes,
         plugins: action.plugins,
-        packages: action.packages,
+        // What each node had before is what bpa saw, not the work: a rolling change resumed
+        // after some nodes changed sees other versions there, and is still the same work.
+        packages: action.packages?.map(({ from: _from, ...rest }) => rest),
         registry: action.registry,
         hostsIni: installerInputs,
         generation,
       }),
     ).slice(0, 16);
+  }
+
+  /** Whether a run before (or this one) started this action's steps. */
+  begun(): boolean {
+    return this.journal.hasStarted(`${this.digest}:`);
   }
 
   async execute(): Promise<void> {
@@ -320,6 +409,49 @@ class ActionRun {
             : a.kind === 'upgrade-packages'
               ? 'upgrade'
               : 'install';
+        const rollout = this.cluster.rollout;
+        if (rollout) {
+          if (!this.deps.nodes)
+            throw new BpaError(
+              'CLUSTER_KUBECONFIG_UNUSABLE',
+              `cluster ${a.cluster}: rollout is set, but bpa has no access to the cluster's API to drain its nodes`,
+              'stalled',
+            );
+          const results: PackageResult[] = [];
+          this.outcome.packages = results;
+          const progress = nodes.map((n) => ({ node: n.name, state: 'pending' }));
+          this.outcome.rollout = progress;
+          await rollPackages({
+            cluster: a.cluster,
+            clusterSize: this.cluster.nodes.filter((n) => n.change !== 'remove').length,
+            nodes,
+            changes: a.packages ?? [],
+            mode,
+            rollout,
+            packages: this.deps.packages,
+            ops: this.deps.nodes,
+            healthCommand: this.deps.healthCommand,
+            step: (name, fn) => this.step(name, fn),
+            onResult: (r) =>
+              results.push(
+                r.error ? { ...r, error: { ...r.error, message: redact(r.error.message) } } : r,
+              ),
+            onPhase: (node, phase) => {
+              const entry = progress.find((p) => p.node === node);
+              if (entry) entry.state = phase;
+              this.deps.onNodePhase?.(a.cluster, node, phase);
+            },
+            log: this.log.child({ action: a.kind }),
+            signal: this.deps.signal,
+          });
+          await this.step('record', () =>
+            this.record((applied) => ({
+              ...applied,
+              packages: recordPackages(applied, this.cluster, a),
+            })),
+          );
+          return;
+        }
         let results: PackageResult[] = [];
         await this.step('packages', async () => {
           results = (await this.deps.packages.apply(a.cluster, nodes, a.packages ?? [], mode)).map(

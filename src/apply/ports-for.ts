@@ -10,7 +10,7 @@ import type { OpenSsh } from '../ssh/session.js';
 import type { StateStore } from '../state/store.js';
 import { StalledError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import { SshAccess } from './access.js';
+import { SshAccess, targetOf } from './access.js';
 import { KNOWN_HOSTS_FILE } from './installer/ansible-env.js';
 import { checkCommands, LocalInstaller } from './installer/port.js';
 import { SshPackages } from './packages/ssh-packages.js';
@@ -61,11 +61,33 @@ export async function realPorts(input: RealPortsInput): Promise<Omit<ApplyPorts,
   const publish: PublishPort = bootstrapKube
     ? new (await import('./publish-kube.js')).KubePublisher(bootstrapKube, cfg.namespace)
     : new FilePublisher((c) => store.clusterDir(c));
+  // Rolling changes drain through each cluster's own API: the client loads only for them.
+  const rolling = plan.clusters.some((c) => c.rollout && c.actions.length);
+  const rollout = rolling
+    ? await Promise.all([import('./rollout/kube-nodes.js'), import('./rollout/kubeconfig-of.js')])
+    : undefined;
   const JobInstaller =
     cfg.installerMode === 'job'
       ? (await import('./installer/job-port.js')).JobInstaller
       : undefined;
+  const sudo = cfg.sshUser !== 'root';
   return {
+    ...(rollout
+      ? {
+          nodes: new rollout[0].KubeNodeOps({
+            kubeconfig: rollout[1].kubeconfigOf(bootstrapKube, cfg.namespace, (c) =>
+              store.clusterDir(c),
+            ),
+            log: input.log,
+          }),
+          healthCommand: async (_cluster, node, argv, timeoutMs) => {
+            await pool.run(targetOf(node, cfg.sshUser, cfg.sshPort), [...argv], {
+              sudo,
+              timeoutMs,
+            });
+          },
+        }
+      : {}),
     access: new SshAccess({
       pool,
       ssh: sshOptions,

@@ -2,6 +2,7 @@ import type { RegistryMirror } from '../config/execution.js';
 import type { FactsPort } from '../observe/facts.js';
 import type { PackageChange, PlannedNode } from '../plan/index.js';
 import type { StepRecord } from '../state/journal.js';
+import type { RolloutSettings } from '../validate/model.js';
 
 /**
  * What the apply engine needs from the outside world, each behind a small interface with
@@ -85,6 +86,22 @@ export interface RegistryPort {
   ): Promise<RegistryResult[]>;
 }
 
+/** A node of a running cluster, through that cluster's own API (the kubeconfig bpa stored). */
+export interface NodeOpsPort {
+  /** spec.unschedulable: true (idempotent). */
+  cordon(cluster: string, node: string): Promise<void>;
+  uncordon(cluster: string, node: string): Promise<void>;
+  /** Evicts the node's pods (Eviction API; PodDisruptionBudgets honoured until the timeout). */
+  drain(
+    cluster: string,
+    node: string,
+    opts: RolloutSettings['drain'],
+    signal?: AbortSignal,
+  ): Promise<void>;
+  /** Waits until the node reports Ready. */
+  waitReady(cluster: string, node: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+}
+
 /** Everything an apply reads from and changes outside bpa. */
 export interface ApplyPorts {
   access: AccessPort;
@@ -95,4 +112,13 @@ export interface ApplyPorts {
   registry?: RegistryPort;
   /** What the nodes report, read for the plan and again after the apply. */
   facts: FactsPort;
+  /** Cordon, drain and readiness for rolling changes (clusters with `rollout`). */
+  nodes?: NodeOpsPort;
+  /** Runs a health command on a node (SSH); throws when it fails. */
+  healthCommand?: (
+    cluster: string,
+    node: PlannedNode,
+    argv: readonly string[],
+    timeoutMs: number,
+  ) => Promise<void>;
 }

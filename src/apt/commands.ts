@@ -69,6 +69,16 @@ export function updateArgv(mirror: boolean): string[] {
   return [...APT_ENV, 'apt-get', 'update', '-q', ...LOCK_WAIT, ...only];
 }
 
+/**
+ * `apt-mark hold` (or `unhold`): a held package is left alone by `apt-get upgrade` and
+ * unattended-upgrades, and apt refuses to change it as another package's dependency. Only
+ * packages apt knows may be named (an unknown name makes apt-mark fail).
+ */
+export function markArgv(mark: 'hold' | 'unhold', names: readonly string[]): string[] {
+  names.forEach((name) => checkPackage({ name }));
+  return [...APT_ENV, 'apt-mark', mark, '--', ...names];
+}
+
 /** dpkg-query exits 1 when a package asked about is not installed: an answer, not a failure. */
 export const QUERY_OK_EXIT_CODES: readonly number[] = [0, 1];
 
@@ -85,7 +95,9 @@ export function queryArgv(names: readonly string[]): string[] {
 
 /**
  * Installed versions from dpkg-query output; packages not installed (absent, removed or
- * config-files only) are null.
+ * config-files only) are null. The status is two letters, what is wanted then what is: a
+ * package is installed when the second is `i`, whether it is wanted installed (`ii`) or held
+ * (`hi`).
  */
 export function parseQuery(
   stdout: string,
@@ -95,9 +107,20 @@ export function parseQuery(
   for (const line of stdout.split('\n')) {
     const [name, version, status] = line.split('\t');
     if (!name || !(name in out)) continue;
-    out[name] = status?.startsWith('ii') && version ? version : null;
+    out[name] = status?.[1] === 'i' && version ? version : null;
   }
   return out;
+}
+
+/** The packages of dpkg-query output that are on hold (`apt-mark hold`), sorted. */
+export function parseHeld(stdout: string, names: readonly string[]): string[] {
+  const asked = new Set(names);
+  const held = new Set<string>();
+  for (const line of stdout.split('\n')) {
+    const [name, , status] = line.split('\t');
+    if (name && asked.has(name) && status?.startsWith('h')) held.add(name);
+  }
+  return [...held].sort();
 }
 
 /** The package apt could not find, from its stderr, for a message that names it. */

@@ -402,6 +402,14 @@ export const OPTIONS = {
     kind: 'string',
     description: 'file holding the webhook HMAC secret; without one, POST /hooks/git is disabled',
   } as OptionSpec<string>,
+  apiTokenFile: {
+    flag: '--api-token-file <file>',
+    env: 'BPA_API_TOKEN_FILE',
+    default: '',
+    kind: 'string',
+    description:
+      'file holding the bearer token of the control API (POST /api/v1/suspend, /api/v1/resume); without one, those routes are disabled',
+  } as OptionSpec<string>,
   leaderElect: {
     flag: '--leader-elect',
     env: 'BPA_LEADER_ELECT',
@@ -495,6 +503,14 @@ export const OPTIONS = {
     description:
       'with --require-approved-plan, the actions applied without an approved plan when a plan has only these (comma-separated; empty: none)',
   } as OptionSpec<string[]>,
+  ignoreWindows: {
+    flag: '--ignore-windows',
+    env: 'BPA_IGNORE_WINDOWS',
+    default: false,
+    kind: 'boolean',
+    description:
+      'bpa apply only: apply now even outside the maintenance windows (logged, and said in the plan and the report)',
+  } as OptionSpec<boolean>,
   logLevel: {
     flag: '--log-level <level>',
     env: 'BPA_LOG_LEVEL',

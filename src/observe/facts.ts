@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { QUERY_OK_EXIT_CODES, parseQuery, queryArgv } from '../apt/commands.js';
+import { QUERY_OK_EXIT_CODES, parseHeld, parseQuery, queryArgv } from '../apt/commands.js';
 import type { Config } from '../config/options.js';
 import { watchedPaths } from '../runtime/registry-mirror.js';
 import type { SshPool } from '../ssh/pool.js';
@@ -15,6 +15,8 @@ export interface NodeFacts {
   installed: Record<string, string | null>;
   /** Files bpa keeps on the node (the registry mirror's): path → content, null when absent. */
   files?: Record<string, string | null>;
+  /** Which of the packages are on hold (apt-mark hold); absent: not known. */
+  held?: string[];
   error?: { code: string; message: string };
 }
 
@@ -55,6 +57,7 @@ export async function collectFacts(
         const target = { node: t.node, address: t.ip, port: ssh.port, user: ssh.user };
         try {
           let installed: Record<string, string | null> = {};
+          let held: string[] | undefined;
           if (t.packages.length) {
             // dpkg-query exits 1 when some package is not installed and still prints the
             // others: the whole output counts, not a tail of it.
@@ -63,6 +66,7 @@ export async function collectFacts(
               okExitCodes: QUERY_OK_EXIT_CODES,
             });
             installed = parseQuery(stdout, t.packages);
+            held = parseHeld(stdout, t.packages);
           }
           const files: Record<string, string | null> = {};
           for (const path of t.files ?? []) {
@@ -72,7 +76,12 @@ export async function collectFacts(
             });
             files[path] = r.exitCode === FILE_ABSENT ? null : r.stdout;
           }
-          out.set(key, { reachable: true, installed, ...(t.files?.length ? { files } : {}) });
+          out.set(key, {
+            reachable: true,
+            installed,
+            ...(held ? { held } : {}),
+            ...(t.files?.length ? { files } : {}),
+          });
         } catch (err: unknown) {
           out.set(key, {
             reachable: false,

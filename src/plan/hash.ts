@@ -56,6 +56,7 @@ export function planHash(
         etcd: c.etcd,
         podSubnet: c.podSubnet,
         desired: c.desired,
+        rollout: c.rollout,
       })),
       settings,
     }),

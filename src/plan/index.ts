@@ -22,6 +22,9 @@ import { diffNodes } from './diff/nodes.js';
 import { diffPlugins } from './diff/plugins.js';
 import { diffPackages, newClusterPackages } from './diff/packages.js';
 import { planUpgrade } from './diff/kubernetes.js';
+import { gateCluster } from './gate.js';
+import { gateWaves } from './waves.js';
+import type { Suspensions } from '../state/suspensions.js';
 
 export * from './types.js';
 
@@ -38,6 +41,15 @@ export interface PlanInput {
   facts?: ReadonlyMap<string, NodeFacts>;
   /** How bpa will act (installer commands, mirror, SSH): shown in the plan and hashed. */
   settings?: ExecutionSettings;
+  /**
+   * The clock (epoch ms), for maintenance windows: a cluster outside its windows has its
+   * actions marked deferred. Absent: windows are not looked at (suspension still is).
+   */
+  now?: number;
+  /** `bpa apply --ignore-windows`: outside a window, the actions run anyway (and say so). */
+  ignoreWindows?: boolean;
+  /** Clusters suspended through serve's API (`*`: all). */
+  suspended?: Readonly<Suspensions>;
 }
 
 /**
@@ -113,6 +125,14 @@ export function planSite(input: PlanInput): Plan {
     clusters.push(removedCluster(a, input));
   }
   clusters.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  for (const c of clusters) {
+    const day2 = model.clusters.find((m) => m.name === c.cluster)?.day2 ?? model.day2;
+    gateCluster(c, day2, input);
+    // A cluster the installer has not finished has no Kubernetes to drain through yet.
+    if (day2?.rollout && !c.actions.some((a) => a.kind === 'provision-cluster'))
+      c.rollout = day2.rollout;
+  }
+  gateWaves(clusters, model, applied, input.now);
   return {
     clusters,
     problems,

@@ -1,6 +1,6 @@
 import type { ExecutionSettings, RegistryMirror } from '../config/execution.js';
 import type { Problem } from '../util/problem.js';
-import type { PackageSpec, Role } from '../validate/model.js';
+import type { MaintenanceWindow, PackageSpec, Role, RolloutSettings } from '../validate/model.js';
 import type { Flavour } from './hosts-ini.js';
 
 /** Action kinds, in the order a plan runs them (DESIGN §4). */
@@ -24,6 +24,8 @@ export interface PackageChange {
   name: string;
   from?: string;
   to?: string;
+  /** The version is right but its hold (apt-mark hold) was removed by hand: held again. */
+  unheld?: true;
 }
 
 export interface Action {
@@ -58,8 +60,35 @@ export interface PlannedNode {
   details?: string[];
 }
 
+/**
+ * Why a cluster's actions do not start now. Not part of the plan hash: a window depends on
+ * the clock, and a suspension decides whether the actions run, not what they are, so a plan
+ * reviewed outside a window (or while suspended) applies with its hash once allowed.
+ */
+export interface ClusterGate {
+  /** suspended: in the site or through the API; deferred: outside every window, or waiting for an earlier wave; ignored: outside, but `--ignore-windows`. */
+  state: 'suspended' | 'deferred' | 'ignored';
+  reason: 'Suspended' | 'OutsideMaintenanceWindow' | 'WaitingForWave';
+  /** Suspended: by a commit (`site`) or serve's API (`api`). */
+  by?: 'site' | 'api';
+  /** Suspended through the API: since when (ISO 8601). */
+  since?: string;
+  /** Outside a window: when the next one opens (ISO 8601, UTC); absent: none ever does. */
+  opensAt?: string;
+  message: string;
+}
+
 export interface ClusterPlan {
   cluster: string;
+  /** Set when the actions may not start now (or start only because windows are ignored). */
+  gate?: ClusterGate;
+  /**
+   * A running cluster's package changes roll node by node (cordon, drain, change, health,
+   * uncordon); absent: every node at once. Hashed: it changes what the apply does.
+   */
+  rollout?: RolloutSettings;
+  /** A window is open: the apply checks these again before each action (none starts after it closes). */
+  windows?: MaintenanceWindow[];
   flavour: Flavour;
   /** Nodes after the plan, plus removed nodes (change `remove`). */
   nodes: PlannedNode[];

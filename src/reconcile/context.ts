@@ -9,6 +9,7 @@ import type { PlanningSettings } from '../report/inventory.js';
 import type { SiteSource } from '../source/site-source.js';
 import type { SshSession } from '../ssh/session.js';
 import type { StateLock } from '../state/lock.js';
+import type { Suspensions } from '../state/suspensions.js';
 import type { Logger } from '../util/log.js';
 import type { Problem } from '../util/problem.js';
 import type { SiteModel } from '../validate/model.js';
@@ -43,6 +44,8 @@ export interface RunOptions {
    * when not the site's own (two revisions planned against the same observation).
    */
   statusFrom?: string;
+  /** Each node of a rolling change as it moves (cordoned, drained, changed, healthy, done, failed). */
+  onNodePhase?: (cluster: string, node: string, phase: string) => void;
   /** Called once the plan is made, before anything is applied (to show it). */
   onPlan?: (ctx: RunContext) => void;
   /** The outside world (nodes, installer, publishing) instead of what the settings name: tests. */
@@ -100,6 +103,8 @@ export interface RunContext extends Readonly<Omit<RunOptions, 'now'>> {
   fromStatus?: { observedAt: string; controller?: PlanningSettings };
 
   // plan
+  /** Clusters suspended through serve's API (`*`: all), read from the state directory. */
+  suspended?: Suspensions;
   plan?: Plan;
   /** Every problem so far (site, observation, plan), with positions, sorted. */
   problems: Problem[];

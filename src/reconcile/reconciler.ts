@@ -9,6 +9,7 @@ import { pluralize } from '../util/pluralize.js';
 import { redact } from '../util/redact.js';
 import { hasErrors } from '../util/problem.js';
 import { createRun, type RunContext } from './context.js';
+import { windowStatus } from '../plan/windows.js';
 import { runSteps } from './steps.js';
 import type { ClusterSummary, ReconcileSummary, Trigger } from './summary.js';
 import { siteView } from './view.js';
@@ -141,11 +142,18 @@ export class Reconciler {
     const clusterDocs = docs.filter(
       (d): d is ClusterStatusDoc => (d as ClusterStatusDoc | undefined)?.kind === 'ClusterStatus',
     );
-    const clusters: ClusterSummary[] = clusterDocs.map((d) => ({
-      name: d.metadata.name,
-      phase: d.status.phase,
-      ready: d.status.phase === 'Ready',
-    }));
+    const clusters: ClusterSummary[] = clusterDocs.map((d) => {
+      const day2 = ctx.model?.clusters.find((c) => c.name === d.metadata.name)?.day2;
+      const counts: Record<string, number> = {};
+      for (const n of d.status.rollout?.nodes ?? []) counts[n.state] = (counts[n.state] ?? 0) + 1;
+      return {
+        name: d.metadata.name,
+        phase: d.status.phase,
+        ready: d.status.phase === 'Ready',
+        ...(day2?.windows.length ? { windowOpen: windowStatus(day2.windows, ctx.now()).open } : {}),
+        ...(d.status.rollout ? { rollout: counts } : {}),
+      };
+    });
     const base = { revision, appliedRevision, clusters, status: { site, clusters: clusterDocs } };
     if (ctx.failure) {
       const err = ctx.failure instanceof BpaError ? ctx.failure : undefined;
@@ -180,10 +188,18 @@ export class Reconciler {
       };
     }
     const ok = ctx.result.ok && !hasErrors(ctx.problems);
-    const changed = ctx.result.clusters.some((c) => c.result !== 'unchanged');
+    const changed = ctx.result.clusters.some(
+      (c) =>
+        c.result === 'applied' ||
+        c.result === 'failed' ||
+        c.result === 'interrupted' ||
+        c.actions.some((a) => a.result === 'done'),
+    );
+    const wakeAt = wakeTime(ctx);
     return {
       result: !ok ? 'failed' : changed ? 'applied' : 'unchanged',
       ...base,
+      ...(wakeAt !== undefined ? { wakeAt } : {}),
       appliedRevision: ok ? revision : appliedRevision,
       ...(ok
         ? {}
@@ -192,6 +208,14 @@ export class Reconciler {
           }),
     };
   }
+}
+
+/** The earliest opening of a maintenance window that a cluster's changes wait for. */
+export function wakeTime(ctx: Pick<RunContext, 'result'>): number | undefined {
+  const times = (ctx.result?.clusters ?? [])
+    .filter((c) => c.result === 'waiting' && c.waitingUntil)
+    .map((c) => Date.parse(c.waitingUntil as string));
+  return times.length ? Math.min(...times) : undefined;
 }
 
 function firstError(ctx: RunContext): string {

@@ -54,7 +54,21 @@ async function writeReports(
         : run?.result?.ok === false
           ? 'failed'
           : 'applied';
-  state.attempted = { revision, digest, at, result };
+  const waiting = run?.result?.clusters.filter((c) => c.result === 'waiting') ?? [];
+  const wakeAt = waiting
+    .map((c) => c.waitingUntil)
+    .filter((t): t is string => t !== undefined)
+    .sort()[0];
+  state.attempted = {
+    revision,
+    digest,
+    at,
+    result: result === 'applied' && waiting.length ? 'waiting' : result,
+    ...(wakeAt ? { wakeAt } : {}),
+    ...(ctx.suspended && Object.keys(ctx.suspended).length
+      ? { suspended: Object.keys(ctx.suspended).sort() }
+      : {}),
+  };
   if (run?.result?.ok && !hasErrors(run.problems)) state.applied = { revision, digest, at };
   // A blocked plan was a full look too: it is looked at again at the next resync or revision.
   if (run?.result || run?.approval) state.lastFullAt = at;
@@ -106,12 +120,18 @@ function commitSummary(result: string, run: RunContext | undefined, failure: unk
     const n = run?.validation.filter((p) => p.severity === 'error').length ?? 0;
     return `rejected revision (${pluralize(n, 'error')})`;
   }
-  const done = run?.result?.clusters.filter((c) => c.result !== 'unchanged') ?? [];
-  if (!done.length) return 'status';
-  return done
+  const done =
+    run?.result?.clusters.filter((c) => c.result !== 'unchanged' && c.result !== 'suspended') ?? [];
+  const byApi = (run?.plan?.clusters ?? [])
+    .filter((c) => c.gate?.by === 'api')
+    .map((c) => c.cluster);
+  const suspended = byApi.length ? `${byApi.join(', ')} suspended through the API` : '';
+  if (!done.length) return suspended || 'status';
+  return [...done]
     .map(
       (c) =>
-        `${c.cluster} ${c.result === 'applied' ? c.actions.map((a) => a.kind).join('+') : 'failed'}`,
+        `${c.cluster} ${c.result === 'applied' ? c.actions.map((a) => a.kind).join('+') : c.result === 'waiting' ? 'waiting for its maintenance window' : 'failed'}`,
     )
+    .concat(suspended ? [suspended] : [])
     .join(', ');
 }

@@ -2,6 +2,7 @@ import { BpaError } from '../util/errors.js';
 import { error } from '../util/problem.js';
 import type { RunContext, SiteInput } from './context.js';
 import { readSourceState, writeSourceState } from './source-state.js';
+import { readSuspensions } from '../state/suspensions.js';
 
 /**
  * The source step for a repository (or a watched directory): the revision brought up to date,
@@ -23,11 +24,22 @@ export async function syncRevision(
   Object.assign(ctx, { siteDir, revision, digest });
   state.fetched = { revision, at: new Date(ctx.now()).toISOString() };
   const full = !state.lastFullAt || ctx.now() - Date.parse(state.lastFullAt) >= resyncIntervalMs;
-  // A blocked plan is looked at again on any new commit: one that only adds an approval
-  // trailer (an empty commit) does not change the input.
+  // A suspension or resume through the API is new input, whatever the repository says.
+  const suspended = Object.keys(await readSuspensions(stateDir))
+    .sort()
+    .join(',');
   const same =
     state.attempted?.digest === digest &&
     state.attempted.result !== 'failed' &&
+    (state.attempted.suspended ?? []).join(',') === suspended &&
+    // Changes that waited for a maintenance window run once it has opened.
+    !(
+      state.attempted.result === 'waiting' &&
+      state.attempted.wakeAt !== undefined &&
+      ctx.now() >= Date.parse(state.attempted.wakeAt)
+    ) &&
+    // A blocked plan is looked at again on any new commit: one that only adds an approval
+    // trailer (an empty commit) does not change the input.
     !(state.attempted.result === 'blocked' && state.attempted.revision !== revision);
   // …except that a signed commit of an input rejected for its signature is checked again
   // (a person re-signed it); bpa's own status commits on top of it are never signed.

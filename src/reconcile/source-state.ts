@@ -5,7 +5,16 @@ import { writeFileAtomic } from '../util/write-file-atomic.js';
 /** What bpa last saw of its source: the revisions fetched, attempted and applied. */
 export interface SourceState {
   fetched?: { revision: string; at: string };
-  attempted?: { revision: string; digest: string; at: string; result: string };
+  attempted?: {
+    revision: string;
+    digest: string;
+    at: string;
+    result: string;
+    /** Changes wait for a maintenance window that opens then (ISO): the same input is run again from then on. */
+    wakeAt?: string;
+    /** Clusters suspended through the API when it ran (`*`: all): a change is new input. */
+    suspended?: string[];
+  };
   applied?: { revision: string; digest: string; at: string };
   /** When a full reconcile (observe nodes, repair drift) last ran. */
   lastFullAt?: string;

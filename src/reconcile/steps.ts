@@ -201,12 +201,14 @@ async function plan(ctx: RunContext): Promise<void> {
   const model = ctx.model as NonNullable<RunContext['model']>;
   const cfg = ctx.config as NonNullable<RunContext['config']>;
   const observations = ctx.observations as NonNullable<RunContext['observations']>;
-  const [{ planSite }, { executionSettings }] = await Promise.all([
+  const [{ planSite }, { executionSettings }, { readSuspensions }] = await Promise.all([
     import('../plan/index.js'),
     import('../config/execution.js'),
+    import('../state/suspensions.js'),
   ]);
   // Planned from status/: as the controller plans, so that the hash is the one it computes.
   const controller = ctx.fromStatus?.controller;
+  ctx.suspended = await readSuspensions(cfg.stateDir);
   ctx.plan = planSite({
     facts: ctx.facts,
     model,
@@ -217,6 +219,9 @@ async function plan(ctx: RunContext): Promise<void> {
     flavour: (controller?.flavour ?? cfg.flavour) as Flavour,
     ipOrder: (controller?.ipOrder ?? cfg.ipOrder) as IpSource[],
     settings: controller ? controller.settings : executionSettings(cfg, model.site?.spec),
+    now: ctx.now(),
+    ignoreWindows: cfg.ignoreWindows === true,
+    suspended: ctx.suspended,
   });
   // Placement problems point into the site's files: give them lines too.
   const located = locateProblems(
@@ -287,11 +292,20 @@ async function apply(ctx: RunContext): Promise<void> {
     log: ctx.log,
     revision: siteDigest((ctx.loaded as NonNullable<RunContext['loaded']>).files),
     signal: ctx.signal,
+    clock: ctx.now,
+    suspendedNow: async (cluster) => {
+      const { readSuspensions } = await import('../state/suspensions.js');
+      const now = await readSuspensions(cfg.stateDir);
+      return now[cluster] !== undefined || now['*'] !== undefined;
+    },
     access: ports.access,
     installer: ports.installer,
     publish: ports.publish,
     packages: ports.packages,
     registry: ports.registry,
+    nodes: ports.nodes,
+    healthCommand: ports.healthCommand,
+    onNodePhase: ctx.onNodePhase,
   });
   const facts = ports.facts;
   ctx.factsAfter = await factsAfter({

@@ -3,14 +3,35 @@ import type { RetryKind } from '../util/errors.js';
 import type { SiteView } from './view.js';
 
 /** Why a reconcile ran: shown in logs, metrics and the status API. */
-export type Trigger = 'startup' | 'interval' | 'webhook' | 'watch' | 'retry';
+/** `window`: a maintenance window opened; `api`: a suspend or resume through serve's API. */
+export type Trigger = 'startup' | 'interval' | 'webhook' | 'watch' | 'retry' | 'window' | 'api';
 
-export const TRIGGERS: readonly Trigger[] = ['startup', 'interval', 'webhook', 'watch', 'retry'];
+export const TRIGGERS: readonly Trigger[] = [
+  'startup',
+  'interval',
+  'webhook',
+  'watch',
+  'retry',
+  'window',
+  'api',
+];
 
 export interface ClusterSummary {
   name: string;
-  phase: 'Ready' | 'Provisioning' | 'Degraded' | 'Failed' | 'Blocked' | 'Rejected';
+  phase:
+    | 'Ready'
+    | 'Provisioning'
+    | 'Degraded'
+    | 'Failed'
+    | 'Blocked'
+    | 'Rejected'
+    | 'Waiting'
+    | 'Suspended';
   ready: boolean;
+  /** Whether the cluster's maintenance windows are open now (absent: it has none). */
+  windowOpen?: boolean;
+  /** The last rolling change's nodes by state (pending, cordoned, …, done, failed). */
+  rollout?: Record<string, number>;
 }
 
 export type ReconcileResult =
@@ -43,6 +64,11 @@ export interface ReconcileSummary {
   status?: unknown;
   /** The plan and inventory of the last run that got that far, for the status page. */
   view?: SiteView;
+  /**
+   * Epoch ms at which a maintenance window opens for a cluster whose changes wait for it:
+   * the controller reconciles then, rather than at its next interval.
+   */
+  wakeAt?: number;
 }
 
 /** The results after which the site counts as reconciled (the last success time moves). */

@@ -12,7 +12,15 @@ import { pluralize } from '../util/pluralize.js';
 
 const API_VERSION = 'bpa.akraino.org/v1alpha1';
 
-export type Phase = 'Ready' | 'Provisioning' | 'Degraded' | 'Failed' | 'Blocked' | 'Rejected';
+export type Phase =
+  | 'Ready'
+  | 'Provisioning'
+  | 'Degraded'
+  | 'Failed'
+  | 'Blocked'
+  | 'Rejected'
+  | 'Waiting'
+  | 'Suspended';
 
 export interface Condition {
   type: 'Ready' | 'Reconciling' | 'Stalled';
@@ -62,6 +70,13 @@ export interface ClusterStatusDoc {
     /** The pod network the cluster was provisioned with; null: the installer's default. */
     podSubnet?: string | null;
     lastOperation?: LastOperation[];
+    /**
+     * Why changes are held or were let through: a suspension (by a commit or serve's API),
+     * the next opening of the maintenance windows, or an apply outside them (--ignore-windows).
+     */
+    gate?: { state: string; reason: string; by?: string; since?: string; opensAt?: string };
+    /** The last rolling change, node by node: where each node got. */
+    rollout?: { action: string; nodes: Array<{ name: string; state: string }> };
     notes?: string[];
     errors?: Array<{ code: string; message: string; file?: string; line?: number }>;
   };
@@ -184,8 +199,25 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
   } else if (outcome?.result === 'failed') {
     const failed = outcome.actions.find((a) => a.result === 'failed');
     phase = applied ? 'Degraded' : 'Failed';
-    reason = failed?.error?.code ?? 'ApplyFailed';
+    reason =
+      failed?.error?.code === 'ROLLOUT_HALTED'
+        ? 'RolloutHalted'
+        : (failed?.error?.code ?? 'ApplyFailed');
     message = `${failed?.kind ?? 'apply'} failed: ${failed?.error?.message ?? ''}`;
+  } else if (planned?.gate?.state === 'suspended' || outcome?.result === 'suspended') {
+    phase = 'Suspended';
+    reason = 'Suspended';
+    message =
+      planned?.gate?.message ??
+      'suspended through the suspend API of bpa serve during the apply: no further action started';
+  } else if (outcome?.result === 'waiting') {
+    phase = 'Waiting';
+    reason = planned?.gate?.reason ?? 'OutsideMaintenanceWindow';
+    const pending = outcome.actions.filter((a) => a.result === 'not-run').map((a) => a.kind);
+    message =
+      reason === 'WaitingForWave'
+        ? `${pending.join(', ')} deferred: ${planned?.gate?.message ?? 'waiting for the waves before'}`
+        : `${pending.join(', ')} ${outcome.actions.some((a) => a.result === 'done') ? 'left for' : 'deferred to'} the next maintenance window${outcome.waitingUntil ? `, which opens at ${outcome.waitingUntil}` : ' (none ever opens)'}`;
   } else if (!model) {
     phase = 'Degraded';
     reason = 'RemovedFromSite';
@@ -246,8 +278,51 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
       ...(applied?.kubernetesVersion ? { kubernetesVersion: applied.kubernetesVersion } : {}),
       ...(applied?.podSubnet !== undefined ? { podSubnet: applied.podSubnet } : {}),
       ...lastOperation(outcome, prev),
+      ...rolloutOf(outcome, prev),
+      ...(planned?.gate || outcome?.result === 'waiting' || outcome?.result === 'suspended'
+        ? { gate: gateEntry(planned?.gate, outcome) }
+        : {}),
       ...(planned?.notes.length ? { notes: planned.notes.map((n) => safe(n)) } : {}),
       ...(planProblems.length ? { errors: planProblems.map(errorEntry) } : {}),
+    },
+  };
+}
+
+function gateEntry(
+  planned: NonNullable<ReportInput['plan']>['clusters'][number]['gate'],
+  outcome: ClusterOutcome | undefined,
+): NonNullable<ClusterStatusDoc['status']['gate']> {
+  // A window that closed during the apply: the opening the engine found, not the plan's.
+  const gate =
+    (planned && {
+      state: planned.state,
+      reason: planned.reason,
+      by: planned.by,
+      since: planned.since,
+    }) ??
+    (outcome?.result === 'suspended'
+      ? { state: 'suspended', reason: 'Suspended', by: 'api' }
+      : { state: 'deferred', reason: 'OutsideMaintenanceWindow' });
+  const opensAt = outcome?.waitingUntil ?? planned?.opensAt;
+  return {
+    state: gate.state,
+    reason: gate.reason,
+    ...('by' in gate && gate.by ? { by: gate.by } : {}),
+    ...('since' in gate && gate.since ? { since: gate.since } : {}),
+    ...(opensAt && gate.state !== 'suspended' ? { opensAt } : {}),
+  };
+}
+
+function rolloutOf(
+  outcome: ClusterOutcome | undefined,
+  prev: ClusterStatusDoc | undefined,
+): { rollout?: NonNullable<ClusterStatusDoc['status']['rollout']> } {
+  const rolled = [...(outcome?.actions ?? [])].reverse().find((a) => a.rollout);
+  if (!rolled?.rollout) return prev?.status.rollout ? { rollout: prev.status.rollout } : {};
+  return {
+    rollout: {
+      action: rolled.kind,
+      nodes: rolled.rollout.map((n) => ({ name: n.node, state: n.state })),
     },
   };
 }
@@ -300,9 +375,9 @@ function siteStatus(
     reason = input.approval.reason;
     message = input.approval.message;
   } else {
-    const worst = (['Failed', 'Blocked', 'Degraded', 'Provisioning'] as Phase[]).find((p) =>
-      clusters.some((c) => c.phase === p),
-    );
+    const worst = (
+      ['Failed', 'Blocked', 'Degraded', 'Provisioning', 'Waiting', 'Suspended'] as Phase[]
+    ).find((p) => clusters.some((c) => c.phase === p));
     phase = worst ?? 'Ready';
     reason = phase === 'Ready' ? 'AllClustersReady' : `Clusters${phase}`;
     const notReady = clusters.filter((c) => c.phase !== 'Ready');

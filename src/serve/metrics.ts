@@ -6,6 +6,16 @@ export type WebhookResult = 'accepted' | 'unauthorized' | 'bad_request';
 
 const WEBHOOK_RESULTS: readonly WebhookResult[] = ['accepted', 'unauthorized', 'bad_request'];
 
+const ROLLOUT_STATES = [
+  'pending',
+  'cordoned',
+  'drained',
+  'changed',
+  'healthy',
+  'done',
+  'failed',
+] as const;
+
 /** From a no-op poll (tens of ms) to provisioning a cluster (tens of minutes). */
 const DURATION_BUCKETS = [
   0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600,
@@ -28,6 +38,8 @@ export class BpaMetrics {
   private readonly revisionInfo: Gauge<'revision'>;
   private readonly lastReconcile: Gauge;
   private readonly webhooks: Counter<'result'>;
+  private readonly windowOpen: Gauge<'cluster'>;
+  private readonly rolloutNodes: Gauge<'cluster' | 'state'>;
   private clusters = new Set<string>();
   private revision: string | undefined;
 
@@ -69,6 +81,18 @@ export class BpaMetrics {
       labelNames: ['result'],
       registers,
     });
+    this.windowOpen = new Gauge({
+      name: 'bpa_window_open',
+      help: "Whether a cluster's maintenance windows are open (1) or closed (0), as of the last reconcile; clusters without windows have no series.",
+      labelNames: ['cluster'],
+      registers,
+    });
+    this.rolloutNodes = new Gauge({
+      name: 'bpa_rollout_nodes',
+      help: "Nodes of a cluster's last rolling change, by state (pending, cordoned, drained, changed, healthy, done, failed).",
+      labelNames: ['cluster', 'state'],
+      registers,
+    });
     // Series that exist from the start make rate() and absent-alerts behave before the first event.
     for (const result of RECONCILE_RESULTS) {
       for (const trigger of TRIGGERS) this.reconciles.inc({ result, trigger }, 0);
@@ -96,9 +120,18 @@ export class BpaMetrics {
       for (const cluster of summary.clusters) {
         seen.add(cluster.name);
         this.clusterReady.set({ cluster: cluster.name }, cluster.ready ? 1 : 0);
+        if (cluster.windowOpen === undefined) this.windowOpen.remove({ cluster: cluster.name });
+        else this.windowOpen.set({ cluster: cluster.name }, cluster.windowOpen ? 1 : 0);
+        for (const state of ROLLOUT_STATES)
+          if (cluster.rollout)
+            this.rolloutNodes.set({ cluster: cluster.name, state }, cluster.rollout[state] ?? 0);
+          else this.rolloutNodes.remove({ cluster: cluster.name, state });
       }
       for (const gone of this.clusters) {
-        if (!seen.has(gone)) this.clusterReady.remove({ cluster: gone });
+        if (seen.has(gone)) continue;
+        this.clusterReady.remove({ cluster: gone });
+        this.windowOpen.remove({ cluster: gone });
+        for (const state of ROLLOUT_STATES) this.rolloutNodes.remove({ cluster: gone, state });
       }
       this.clusters = seen;
     }

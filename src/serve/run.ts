@@ -18,6 +18,7 @@ import { UiModel } from './ui/model.js';
 import { loginRoutes, uiAccess, uiGuard } from './ui/access.js';
 import { statusPageRoutes } from './ui/routes.js';
 import { startArtifacts } from './artifacts/start.js';
+import { suspendRoutes } from './suspend-api.js';
 
 export interface ServeOptions {
   /** The settings, resolved with the Site document's spec once it is read. */
@@ -102,6 +103,17 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   });
   if (access.mode === 'off') log.warn({ reason: access.reason }, 'the status page is off');
   const artifacts = await startArtifacts(cfg, log);
+  const apiToken = cfg.apiTokenFile
+    ? await readSecretFile(cfg.apiTokenFile, 'the API token')
+    : undefined;
+  const suspendApi = apiToken
+    ? suspendRoutes({
+        token: apiToken,
+        stateDir: cfg.stateDir,
+        trigger: () => scheduler.trigger('api'),
+        log,
+      })
+    : [];
   let http: HttpServer;
   try {
     http = await startHttpServer({
@@ -121,6 +133,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
           loggedIn: access.mode === 'token',
         }),
         ...artifacts.routes,
+        ...suspendApi,
       ],
       // An OS image upload takes minutes; a stalled one is cut off by its idle timeout.
       ...(artifacts.uploads ? { requestTimeoutMs: 6 * 3_600_000 } : {}),

@@ -284,7 +284,15 @@ export class Scheduler {
 
   /** How long to wait after a run, by its outcome. */
   private nextDelay(summary: ReconcileSummary): { delayMs: number; next: Trigger } {
-    if (isSuccess(summary.result)) return { delayMs: this.jittered(), next: 'interval' };
+    if (isSuccess(summary.result)) {
+      const interval = this.jittered();
+      // Changes wait for a maintenance window: reconcile when it opens, if that comes first.
+      if (summary.wakeAt !== undefined) {
+        const untilOpen = Math.max(0, summary.wakeAt - this.timers.now());
+        if (untilOpen < interval) return { delayMs: untilOpen, next: 'window' };
+      }
+      return { delayMs: interval, next: 'interval' };
+    }
     const retry = summary.error?.retry ?? (summary.result === 'rejected' ? 'stalled' : 'transient');
     if (retry === 'stalled') {
       // Retrying the same bad input cannot help: wait for the interval or a new trigger.

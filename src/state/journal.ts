@@ -65,6 +65,12 @@ export class Journal {
     return this.steps.get(key);
   }
 
+  /** Whether any step whose key starts with `prefix` (one action's work) was ever started. */
+  hasStarted(prefix: string): boolean {
+    for (const key of this.steps.keys()) if (key.startsWith(prefix)) return true;
+    return false;
+  }
+
   /** Steps found `running`: a previous bpa stopped in the middle of them. */
   interrupted(): StepRecord[] {
     return [...this.steps.values()].filter((s) => s.status === 'running');
@@ -112,7 +118,19 @@ export class Journal {
     await this.flush();
   }
 
-  private async flush(): Promise<void> {
+  /**
+   * One write at a time, each of the whole journal as it is when it starts: steps that run in
+   * parallel (the nodes of a rollout batch) cannot have an older snapshot land last.
+   */
+  private flush(): Promise<void> {
+    const next = this.writing.then(() => this.write());
+    this.writing = next.catch(() => undefined);
+    return next;
+  }
+
+  private writing: Promise<void> = Promise.resolve();
+
+  private async write(): Promise<void> {
     await this.beforeWrite();
     const all = [...this.steps.values()];
     const done = all.filter((s) => s.status === 'done');

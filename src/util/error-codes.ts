@@ -790,6 +790,41 @@ export const RUNTIME_CODES = {
       "the registry mirror configuration (containerd hosts.toml, Docker daemon.json) could not be written on a node, or a node's daemon.json is not a JSON object bpa can merge into",
     fix: 'the message names the node and the file; an unreachable node is retried by the next reconcile, a broken daemon.json must be fixed on the node',
   },
+  DRAIN_FAILED: {
+    retry: 'stalled',
+    area: rec,
+    summary:
+      "a node could not be cordoned or drained before its change (a PodDisruptionBudget that allowed no eviction until the drain timeout, a pod that cannot be evicted, an API error); the node stays cordoned and the cluster's rollout halts",
+    fix: 'look at the pods named (kubectl get pdb -A); once they can move, reconcile again: the rollout resumes at that node',
+  },
+  NODE_NOT_READY: {
+    retry: 'stalled',
+    area: rec,
+    summary:
+      'after its change a node did not become Ready (or its health command failed) within the health-check timeout; it stays cordoned and the rollout halts',
+    fix: 'look at the node (kubectl describe node, the kubelet log); once it is healthy, reconcile again: bpa checks it again, uncordons it and goes on',
+  },
+  ROLLOUT_HALTED: {
+    retry: 'stalled',
+    area: rec,
+    summary:
+      'a rolling change stopped at a node whose drain, change or health check failed; nodes not yet started were not touched',
+    fix: 'fix what the message names for that node, then reconcile again: finished nodes are not repeated',
+  },
+  CLUSTER_KUBECONFIG_UNUSABLE: {
+    retry: 'stalled',
+    area: rec,
+    summary:
+      'a cluster with rollout set has no usable kubeconfig, so its nodes cannot be cordoned or drained',
+    fix: 'check the kubeconfig bpa stored after provisioning (<state>/clusters/<cluster>/kubeconfig, or the Secret <cluster>-kubeconfig)',
+  },
+  SUSPENSIONS_UNREADABLE: {
+    retry: 'stalled',
+    area: state,
+    summary:
+      'the suspensions made through the suspend API (suspended.json in the state directory) cannot be read; nothing is applied until they can',
+    fix: 'check the permissions of the file; if it is damaged, look at what it suspended, then fix or remove it',
+  },
 } as const satisfies Record<string, RuntimeCodeInfo>;
 
 export type RuntimeCode = keyof typeof RUNTIME_CODES;

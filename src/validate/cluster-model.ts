@@ -33,6 +33,7 @@ export function buildCluster(
   const softSpec = soft ? spec(soft) : {};
   return {
     name,
+    labels: { ...meta(prov).labels, ...m.labels },
     owner: m.labels['owner'] ?? meta(prov).labels['owner'],
     clusterType: m.labels['cluster-type'] ?? meta(prov).labels['cluster-type'],
     clusterRef: clusterDoc ? ref(clusterDoc) : undefined,

@@ -286,6 +286,16 @@ export const CODES = {
     summary: 'more than one Site document',
     fix: 'keep one Site document with all site-wide settings',
   },
+  WAVE_UNKNOWN_CLUSTER: {
+    severity: 'warning',
+    summary: 'a wave of the Site rollout names a cluster the site does not have',
+    fix: 'correct the name, or remove it from the wave',
+  },
+  INVALID_TIMEZONE: {
+    severity: 'error',
+    summary: 'a maintenance window names a time zone that does not exist',
+    fix: 'use an IANA time zone such as Europe/Berlin, America/New_York or UTC',
+  },
 
   // Trust: what the operator lets a site ask of the machine bpa runs on
   SITE_COMMAND_NOT_ALLOWED: {

@@ -39,6 +39,8 @@ export interface PackageSpec {
 export interface ClusterModel {
   name: string;
   owner?: string;
+  /** Labels of the Cluster document (or the Provisioning without one): wave selectors. */
+  labels?: Record<string, string>;
   /** `metadata.labels.cluster-type`, e.g. `virtlet-vm`. */
   clusterType?: string;
   /** The Cluster document, when the site has one (ICN also allows a bare Provisioning). */
@@ -53,6 +55,62 @@ export interface ClusterModel {
   kubernetesVersion?: string;
   masterSoftware: PackageSpec[];
   workerSoftware: PackageSpec[];
+  /** When changes may start, and whether bpa applies anything (Cluster over Site). */
+  day2?: Day2Settings;
+}
+
+/** How a running cluster's nodes are changed one batch at a time (durations in ms). */
+export interface RolloutSettings {
+  /** A count, or a percentage of the cluster's nodes ("25%"). */
+  maxUnavailable: number | string;
+  drain: {
+    enabled: boolean;
+    timeoutMs: number;
+    /** Grace period of evicted pods; absent: each pod's own. */
+    gracePeriodSeconds?: number;
+    ignoreDaemonSets: boolean;
+    deleteEmptyDirData: boolean;
+  };
+  healthCheck: { timeoutMs: number; command?: string[] };
+}
+
+/** A wave: cluster names, or the clusters whose labels match. */
+export type Wave = string[] | { matchLabels: Record<string, string> };
+
+export interface Waves {
+  waves: Wave[];
+  /** How long a wave's clusters must have stayed Ready before the next wave starts. */
+  soakMs: number;
+}
+
+export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
+
+/** A weekly maintenance window; `days` empty: every day. */
+export interface MaintenanceWindow {
+  days: Weekday[];
+  /** "HH:MM" */
+  start: string;
+  /** "HH:MM" or "24:00"; not after `start`: the next day. */
+  end: string;
+  /** An IANA zone (checked at validation). */
+  timezone: string;
+}
+
+/**
+ * What decides when bpa may change a cluster: its maintenance windows (none: any time), what
+ * they gate (`running`: every change to a cluster that already runs; `all`: provisioning
+ * new clusters too), and `suspend` (nothing applied at all). Each is the Cluster document's
+ * when it sets it, else the Site's.
+ */
+export interface Day2Settings {
+  windows: MaintenanceWindow[];
+  gate: 'running' | 'all';
+  suspend: boolean;
+  /** Rolling node changes (Cluster `spec.rollout`); absent: every node at once, no drain. */
+  rollout?: RolloutSettings;
+  /** Where the windows and the suspension come from, for messages. */
+  windowsFrom?: 'Site' | 'Cluster';
+  suspendFrom?: 'Site' | 'Cluster';
 }
 
 /** Site-wide settings from the optional Site document (spec fields, all optional). */
@@ -73,6 +131,10 @@ export interface InventoryDocument {
 
 export interface SiteModel {
   clusters: ClusterModel[];
+  /** The Site's day-2 settings: for clusters no longer in the site, and the default of all. */
+  day2?: Day2Settings;
+  /** The Site's `rollout.waves`: the order changes reach the clusters. */
+  waves?: Waves;
   site?: SiteSettings;
   inventory: InventoryDocument[];
 }

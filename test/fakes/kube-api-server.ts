@@ -168,6 +168,17 @@ export const DEFAULT_RESOURCES: readonly ResourceType[] = [
   core('secrets', 'secret', 'Secret', true, false),
   core('configmaps', 'configmap', 'ConfigMap', true, false),
   { ...core('pods', 'pod', 'Pod', true, true), returnsDeletedObject: true },
+  core('nodes', 'node', 'Node', false, true),
+  builtin('apps', 'v1', 'daemonsets', 'daemonset', 'DaemonSet', true),
+  builtin('apps', 'v1', 'replicasets', 'replicaset', 'ReplicaSet', true),
+  builtin(
+    'policy',
+    'v1',
+    'poddisruptionbudgets',
+    'poddisruptionbudget',
+    'PodDisruptionBudget',
+    true,
+  ),
   builtin('batch', 'v1', 'jobs', 'job', 'Job', true),
   builtin('coordination.k8s.io', 'v1', 'leases', 'lease', 'Lease', false),
   {
@@ -1017,7 +1028,74 @@ class FakeKubeServer implements FakeKube {
     if (sub === 'log' && rt.group === '' && rt.plural === 'pods' && method === 'GET') {
       return this.sendLog(res, rt, ns, name, query);
     }
+    if (sub === 'eviction' && rt.group === '' && rt.plural === 'pods') {
+      if (method !== 'POST') throw methodNotAllowed(method);
+      return sendJson(res, 201, this.evict(rt, ns as string, name, body));
+    }
     throw new StatusError(404, 'the server could not find the requested resource');
+  }
+
+  /**
+   * POST .../pods/NAME/eviction, as kube-apiserver's eviction REST handler does it: the pod's
+   * PodDisruptionBudget (its selector matches the pod's labels; more than one is an error) is
+   * read, and an eviction its `status.disruptionsAllowed` does not allow is 429
+   * TooManyRequests with a DisruptionBudget cause; an allowed one decrements it (the
+   * disruption controller recomputes it later; here, whoever set it) and deletes the pod
+   * with the Eviction's DeleteOptions. A pod already terminating is deleted without a check.
+   */
+  private evict(podType: ResourceType, ns: string, name: string, body: unknown): unknown {
+    const pod = this.read(podType, ns, name);
+    if (!isRecord(body) || body.kind !== 'Eviction')
+      throw new StatusError(400, 'the body of an eviction must be a policy/v1 Eviction');
+    const meta = isRecord(body.metadata) ? body.metadata : {};
+    if (meta.name !== undefined && meta.name !== name)
+      throw new StatusError(400, `name in URL does not match name in Eviction object`);
+    const deleteOpts = isRecord(body.deleteOptions) ? body.deleteOptions : undefined;
+    if (!pod.metadata.deletionTimestamp) {
+      const pdbType = this.typeFor('policy/v1', 'PodDisruptionBudget');
+      const labels = pod.metadata.labels ?? {};
+      const pdbs = this.sorted(pdbType, ns).filter((pdb) => {
+        const sel = (pdb.spec as { selector?: { matchLabels?: Record<string, string> } })?.selector;
+        const want = sel?.matchLabels ?? {};
+        return (
+          Object.keys(want).length > 0 && Object.entries(want).every(([k, v]) => labels[k] === v)
+        );
+      });
+      if (pdbs.length > 1)
+        throw new StatusError(
+          500,
+          'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+        );
+      const pdb = pdbs[0];
+      if (pdb) {
+        const status = (isRecord(pdb.status) ? pdb.status : {}) as { disruptionsAllowed?: number };
+        const allowed = status.disruptionsAllowed ?? 0;
+        if (allowed <= 0) {
+          throw new StatusError(
+            429,
+            `Cannot evict pod as it would violate the pod's disruption budget.`,
+            'TooManyRequests',
+            {
+              causes: [
+                {
+                  reason: 'DisruptionBudget',
+                  message: `The disruption budget ${pdb.metadata.name} needs ${String((pdb.spec as Record<string, unknown>)?.minAvailable ?? '')} healthy pods and has ${allowed} disruptions allowed`,
+                },
+              ],
+            },
+          );
+        }
+        this.replace(
+          pdbType,
+          ns,
+          pdb.metadata.name ?? '',
+          { ...structuredClone(pdb), status: { ...status, disruptionsAllowed: allowed - 1 } },
+          'direct',
+        );
+      }
+    }
+    this.remove(podType, ns, name, deleteOpts ?? undefined, {});
+    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
   }
 
   private lookup(

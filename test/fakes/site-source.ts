@@ -65,5 +65,7 @@ export interface ClusterReport {
     kubernetesVersion?: string;
     podSubnet?: string | null;
     notes?: string[];
+    gate?: { state: string; reason: string; by?: string; opensAt?: string };
+    rollout?: { action: string; nodes: Array<{ name: string; state: string }> };
   };
 }

@@ -2,7 +2,7 @@
  * A small site on disk for tests that run the real pipeline over in-memory ports: embedded
  * BareMetalHosts (addresses from their inventory, no lease file) and one cluster.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { OPTIONS, resolveConfig, type Config, type OptionName } from '../../src/config/options.js';
 
@@ -23,6 +23,12 @@ export interface SiteSpec {
   /** Provisioning spec.PodSubnet and spec.kubernetesVersion. */
   podSubnet?: string;
   kubernetesVersion?: string;
+  /** Lines added to the Cluster document's spec (indented two spaces), e.g. "  suspend: true". */
+  clusterSpec?: string[];
+  /** A Site document with these spec lines (indented two spaces); absent: no Site document. */
+  siteSpec?: string[];
+  /** Another cluster of the same site (in a subdirectory): no inventory, no Site document. */
+  extraCluster?: boolean;
 }
 
 export const HOSTS = 6;
@@ -38,10 +44,11 @@ export function hostIp(i: number): string {
 /** Writes (or rewrites) the site in `dir`: the inventory and the cluster's documents. */
 export async function writeSite(dir: string, spec: SiteSpec): Promise<void> {
   await mkdir(join(dir, 'inventory'), { recursive: true });
-  await writeFile(
-    join(dir, 'inventory', 'hosts.yaml'),
-    Array.from({ length: HOSTS }, (_, i) => bmh(i)).join('---\n'),
-  );
+  if (!spec.extraCluster)
+    await writeFile(
+      join(dir, 'inventory', 'hosts.yaml'),
+      Array.from({ length: HOSTS }, (_, i) => bmh(i)).join('---\n'),
+    );
   const cluster = spec.cluster ?? 'east';
   const entry = (n: SiteNode): string =>
     `    - ${n.name}:\n        mac-address: "${hostMac(n.host)}"\n`;
@@ -67,7 +74,7 @@ metadata:
 spec:
   provisioningCR: ${cluster}-provisioning
   softwareCR: ${cluster}-software
----
+${(spec.clusterSpec ?? []).map((l) => `${l}\n`).join('')}---
 apiVersion: bpa.akraino.org/v1alpha1
 kind: Provisioning
 metadata:
@@ -88,6 +95,14 @@ spec:
 ${software(spec.masterSoftware)}  workerSoftware:
 ${software(spec.workerSoftware)}`,
   );
+  const siteFile = join(dir, 'site.yaml');
+  if (spec.extraCluster) return;
+  if (spec.siteSpec)
+    await writeFile(
+      siteFile,
+      `apiVersion: bpa.akraino.org/v1alpha1\nkind: Site\nmetadata:\n  name: test-site\nspec:\n${spec.siteSpec.map((l) => `${l}\n`).join('')}`,
+    );
+  else await rm(siteFile, { force: true });
 }
 
 /** The configuration a command would resolve, with these flags given. */

@@ -12,7 +12,9 @@ import {
   QUERY_OK_EXIT_CODES,
   checkMirror,
   installArgv,
+  markArgv,
   missingPackage,
+  parseHeld,
   parseQuery,
   queryArgv,
   removeArgv,
@@ -78,7 +80,18 @@ export class SshPackages implements PackagePort {
     ): Promise<{ stdout: string; stderr: string }> =>
       this.opts.pool.run(target, argv, { sudo, timeoutMs });
     const names = changes.map((c) => c.name);
+    const pinned =
+      mode === 'remove' ? [] : changes.filter((c) => c.to !== undefined).map((c) => c.name);
+    let unheld: string[] = [];
     try {
+      // Held packages are unheld to change them, and only those: apt still refuses to move any
+      // other held package (the container runtime, kubelet) as a dependency of this change.
+      const before = await this.opts.pool.run(target, queryArgv(names), {
+        timeoutMs: 60_000,
+        okExitCodes: QUERY_OK_EXIT_CODES,
+      });
+      unheld = parseHeld(before.stdout, names);
+      if (unheld.length) await run(markArgv('unhold', unheld), 60_000);
       if (mode === 'remove') {
         await run(removeArgv(names));
       } else {
@@ -119,6 +132,9 @@ export class SshPackages implements PackagePort {
           } else throw err;
         }
       }
+      // Pinned versions are held, so unattended upgrades cannot move them.
+      if (pinned.length) await run(markArgv('hold', pinned), 60_000);
+      unheld = [];
       // Read with the whole output (exit 1 means "some not installed"); any other failure
       // is reported as itself, never as packages that seem to be missing.
       const query = await this.opts.pool.run(target, queryArgv(names), {
@@ -126,16 +142,19 @@ export class SshPackages implements PackagePort {
         okExitCodes: QUERY_OK_EXIT_CODES,
       });
       const installed = parseQuery(query.stdout, names);
+      const held = new Set(parseHeld(query.stdout, names));
       const wrong = changes.filter((c) =>
         mode === 'remove'
           ? installed[c.name] !== null
-          : installed[c.name] === null || (c.to !== undefined && installed[c.name] !== c.to),
+          : installed[c.name] === null ||
+            (c.to !== undefined && (installed[c.name] !== c.to || !held.has(c.name))),
       );
       if (wrong.length) {
         const what = wrong
-          .map(
-            (c) =>
-              `${c.name} is ${installed[c.name] ?? 'not installed'}${c.to ? `, wanted ${c.to}` : ''}`,
+          .map((c) =>
+            installed[c.name] !== null && installed[c.name] === c.to
+              ? `${c.name} ${c.to} is not on hold`
+              : `${c.name} is ${installed[c.name] ?? 'not installed'}${c.to ? `, wanted ${c.to}` : ''}`,
           )
           .join('; ');
         return {
@@ -147,6 +166,11 @@ export class SshPackages implements PackagePort {
       }
       return { node: node.name, ok: true, installed };
     } catch (err: unknown) {
+      // The change failed: what was held stays held (the old version is still there).
+      if (unheld.length)
+        await run(markArgv('hold', unheld), 60_000).catch((e: unknown) =>
+          this.opts.log.warn({ node: node.name, err: messageOf(e) }, 'could not hold again'),
+        );
       const missing = err instanceof BpaError ? missingPackage(stderrOf(err)) : undefined;
       const error = missing
         ? {

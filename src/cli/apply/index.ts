@@ -37,7 +37,11 @@ export function registerApply(
     )
     .argument('[path]', 'site directory', '.')
     .addOption(outputOption(OUTPUT_FORMATS));
-  const resolveApplyConfig = addConfigOptions(apply, [...APPLY_OPTIONS, 'planHash']);
+  const resolveApplyConfig = addConfigOptions(apply, [
+    ...APPLY_OPTIONS,
+    'planHash',
+    'ignoreWindows',
+  ]);
   apply.action((path, opts) =>
     run(path, (site) => resolveApplyConfig(opts, site, env), opts.output, io, env, now),
   );

@@ -6,7 +6,13 @@ export function formatApplyResult(result: ApplyResult): string {
   const lines: string[] = [];
   for (const c of result.clusters) {
     if (c.result === 'unchanged') continue;
-    lines.push(`cluster ${c.cluster}: ${c.result}`);
+    const why =
+      c.result === 'waiting'
+        ? ` (outside its maintenance windows${c.waitingUntil ? `; the next opens at ${c.waitingUntil}` : ''})`
+        : c.result === 'suspended'
+          ? ' (suspended: nothing applied)'
+          : '';
+    lines.push(`cluster ${c.cluster}: ${c.result}${why}`);
     for (const a of c.actions) {
       const mark = a.result === 'done' ? '✓' : a.result === 'failed' ? '✗' : '·';
       const skipped = a.steps.filter((s) => s.result === 'skipped').length;
@@ -22,10 +28,13 @@ export function formatApplyResult(result: ApplyResult): string {
       }
     }
   }
+  const held = result.clusters.filter((c) => c.result === 'waiting' || c.result === 'suspended');
   lines.push(
-    result.ok
-      ? `Apply ${result.planHash.slice(0, 12)} complete.`
-      : `Apply ${result.planHash.slice(0, 12)} failed; run again to resume: finished steps are not repeated.`,
+    result.ok && held.length
+      ? `Apply ${result.planHash.slice(0, 12)} done, except ${held.map((c) => `${c.cluster} (${c.result})`).join(', ')}.`
+      : result.ok
+        ? `Apply ${result.planHash.slice(0, 12)} complete.`
+        : `Apply ${result.planHash.slice(0, 12)} failed; run again to resume: finished steps are not repeated.`,
   );
   return lines.map(printable).join('\n') + '\n';
 }

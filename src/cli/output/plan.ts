@@ -53,14 +53,30 @@ function formatCluster(c: ClusterPlan): string[] {
       lines.push(`    ${node.padEnd(w)}  ${list.map(formatPackage).join(', ')}`);
   }
   if (c.actions.length) {
+    const held =
+      c.gate?.state === 'suspended'
+        ? ' [held: suspended]'
+        : c.gate?.state === 'deferred'
+          ? ` [deferred${c.gate.opensAt ? ` until ${c.gate.opensAt}` : ''}]`
+          : '';
     lines.push('  actions:');
-    c.actions.forEach((a, i) => lines.push(`    ${i + 1}. ${a.kind.padEnd(17)} ${a.reason}`));
+    c.actions.forEach((a, i) =>
+      lines.push(`    ${i + 1}. ${a.kind.padEnd(17)} ${a.reason}${held}`),
+    );
+  }
+  if (c.gate) lines.push(`  ${c.gate.state}: ${c.gate.message}`);
+  if (c.rollout && c.actions.some((a) => a.packages?.length)) {
+    const r = c.rollout;
+    lines.push(
+      `  rollout: masters one at a time, then workers ${r.maxUnavailable} at a time; each ${r.drain.enabled ? 'cordoned and drained' : 'cordoned'}, changed, checked Ready${r.healthCheck.command ? ' and healthy' : ''}, uncordoned`,
+    );
   }
   for (const n of c.notes) lines.push(`  note: ${n}`);
   return lines;
 }
 
 function formatPackage(p: PackageChange): string {
+  if (p.unheld) return `!${p.name}=${p.to} hold`;
   if (p.from === undefined && p.to === undefined) return `+${p.name}`;
   if (p.from === undefined) return `+${p.name}=${p.to}`;
   if (p.to === undefined) return `-${p.name}`;
@@ -96,5 +112,11 @@ function summary(plan: Plan): string {
     : stuck
       ? `Nothing bpa can apply, but ${pluralize(stuck, 'cluster')} ${word(stuck, 'differs', 'differ')} from the site (see the notes)`
       : 'No changes';
-  return `${head}: ${pluralize(plan.clusters.length, 'cluster')}; ${provision} to provision, ${upgrades ? `${upgrades} to upgrade, ` : ''}${pluralize(adds, 'node')} to add, ${removes} to remove, ${pluralize(pkgs, 'package change')}.`;
+  const held = plan.clusters.filter(
+    (c) => c.actions.length && (c.gate?.state === 'deferred' || c.gate?.state === 'suspended'),
+  );
+  const gated = held.length
+    ? ` Held: ${held.map((c) => `${c.cluster} (${c.gate?.state === 'suspended' ? 'suspended' : `deferred${c.gate?.opensAt ? ` until ${c.gate.opensAt}` : ''}`})`).join(', ')}.`
+    : '';
+  return `${head}: ${pluralize(plan.clusters.length, 'cluster')}; ${provision} to provision, ${upgrades ? `${upgrades} to upgrade, ` : ''}${pluralize(adds, 'node')} to add, ${removes} to remove, ${pluralize(pkgs, 'package change')}.${gated}`;
 }

@@ -45,6 +45,7 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'notifySecretFile',
     'artifactsTokenFile',
     'artifactsMaxMib',
+    'apiTokenFile',
   ]);
   cmd.action(async (opts) => {
     const cfg = resolveConfig(opts, undefined, env);

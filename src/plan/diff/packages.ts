@@ -3,7 +3,7 @@ import { pluralize, word } from '../../util/pluralize.js';
 import type { ClusterModel, PackageSpec, Role } from '../../validate/model.js';
 import type { Action, PackageChange, PlannedNode } from '../types.js';
 import { inputsOf, nodesOf, packagesFor, type ClusterDiff } from './context.js';
-import { driftOf, driftReason, observedPackages } from './drift.js';
+import { driftOf, driftReason, observedHeld, observedPackages } from './drift.js';
 
 /**
  * OS packages of a running cluster, after the node diff: new nodes get everything of their
@@ -25,6 +25,7 @@ export function diffPackages(d: ClusterDiff): void {
       continue;
     }
     const seen = observedPackages(d, n.name);
+    const held = observedHeld(d, n.name);
     const had = new Map(appliedPackages(d.applied, n.roles).map((p) => [p.name, p]));
     for (const p of want) {
       const h = had.get(p.name);
@@ -36,7 +37,7 @@ export function diffPackages(d: ClusterDiff): void {
         // Unpinning needs no change on the node; a new or changed pin does.
         changes.upgrade.push({ node: n.name, name: p.name, from: now ?? h.version, to: p.version });
       } else {
-        const drift = driftOf(n.name, p, seen);
+        const drift = driftOf(n.name, p, seen, held);
         if (drift) changes.drift.push(drift);
       }
     }

@@ -20,6 +20,8 @@ export interface LabSiteOptions {
   masterSoftware?: string[];
   workerSoftware?: string[];
   extraSite?: string;
+  /** Lines added to the Cluster document's spec (indented two spaces). */
+  clusterSpec?: string[];
 }
 
 /**
@@ -62,7 +64,7 @@ metadata:
 spec:
   provisioningCR: ${cluster}-provisioning
   softwareCR: ${cluster}-software
----
+${(opts.clusterSpec ?? []).map((l) => `${l}\n`).join('')}---
 apiVersion: bpa.akraino.org/v1alpha1
 kind: Provisioning
 metadata:

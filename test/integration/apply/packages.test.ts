@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { copyFile } from 'node:fs/promises';
+import { startFakeKube, type KubeObject } from '../../fakes/kube-api-server.js';
 import { canRunAptLab, startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
 import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
-import { bpa, labArgs, labReady, marker } from './harness.js';
+import { bpa, kill, labArgs, labReady, marker, spawnBpa, waitFor } from './harness.js';
 import { updateLabSite, writeLabSite, type LabSiteOptions } from './lab-site.js';
 
 /** Real apt-get and dpkg on lab hosts with their own package databases, offline, from a local repository. */
@@ -31,8 +33,11 @@ describe('apply: packages on lab hosts', function () {
       .exec(host, ['dpkg-query', '-W', '-f=${db:Status-Abbrev} ${Version}', pkg])
       .catch(() => undefined);
     const [status, version] = (r?.stdout ?? '').trim().split(/\s+/);
-    return status?.startsWith('ii') && version ? version : null;
+    // Installed: the second letter; the first is what is wanted (i install, h hold).
+    return status?.[1] === 'i' && version ? version : null;
   };
+  const held = async (host: string): Promise<string[]> =>
+    (await lab!.exec(host, ['apt-mark', 'showhold'])).stdout.split('\n').filter(Boolean);
   // The lab's apt repository is unsigned ([trusted=yes]): a mirror only the operator may allow.
   const reconcile = (extra: string[] = []): ReturnType<typeof bpa> =>
     bpa([
@@ -92,6 +97,12 @@ describe('apply: packages on lab hosts', function () {
         .then((x) => x.stdout),
       /trusted=yes/,
     );
+    assert.deepEqual(await held('h1'), ['bpa-test-a'], 'a pinned version is held');
+    // What unattended-upgrades does: upgrade whatever is upgradable. 2.0-1 is in the mirror,
+    // and the pinned 1.0-1 stays.
+    await lab!.exec('h1', ['apt-get', 'upgrade', '-y', '-q']);
+    assert.equal(await installed('h1', 'bpa-test-a'), '1.0-1');
+    assert.deepEqual(await held('h2'), [], 'an unpinned package is not');
     const again = await reconcile();
     assert.match(again.stdout, /No changes/, 'facts match: nothing to do');
   });
@@ -106,6 +117,158 @@ describe('apply: packages on lab hosts', function () {
     assert.match(r.stdout, /master-1 +~bpa-test-a 1\.0-1 → 2\.0-1/);
     assert.match(r.stdout, /✓ upgrade-packages master-1/);
     assert.equal(await installed('h1', 'bpa-test-a'), '2.0-1');
+    assert.deepEqual(await held('h1'), ['bpa-test-a'], 'unheld to change it, held again after');
+  });
+
+  it('a hold removed by hand is drift, and the package is held again', async () => {
+    await lab!.exec('h1', ['apt-mark', 'unhold', 'bpa-test-a']);
+    const r = await reconcile();
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(
+      r.stdout,
+      /fix-drift +nodes differ from what was applied: master-1 has bpa-test-a 2\.0-1 no longer on hold/,
+    );
+    assert.deepEqual(await held('h1'), ['bpa-test-a']);
+    assert.match((await reconcile()).stdout, /No changes/);
+  });
+
+  it('with rollout: bin/bpa cordons, drains (through the cluster API) and uncordons each node around its change', async () => {
+    const kube = await startFakeKube();
+    try {
+      const names = nodes.map((n) => n.name);
+      for (const name of names)
+        kube.put({
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name },
+          spec: {},
+          status: { conditions: [{ type: 'Ready', status: 'True' }] },
+        } as KubeObject);
+      kube.put({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'web-1', namespace: 'apps', labels: { app: 'web' } },
+        spec: { nodeName: 'worker-1', containers: [{ name: 'c', image: 'busybox' }] },
+      } as KubeObject);
+      // The cluster's kubeconfig, where bpa stored admin.conf after provisioning.
+      await copyFile(kube.kubeconfigPath, join(state, 'clusters', 'pk', 'kubeconfig'));
+      await setSite({
+        masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
+        workerSoftware: ['bpa-test-b: {version: 1.0-1}'],
+        clusterSpec: [
+          '  rollout:',
+          '    maxUnavailable: 1',
+          "    drain: { timeout: '30s' }",
+          "    healthCheck: { timeout: '30s', command: [dpkg-query, -W, dpkg] }",
+        ],
+      });
+      const r = await reconcile();
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.equal(await installed('h1', 'bpa-test-a'), '1.0-1');
+      assert.equal(await installed('h2', 'bpa-test-b'), '1.0-1');
+      const patches = kube.requests
+        .filter((x) => x.method === 'PATCH' && x.path.startsWith('/api/v1/nodes/'))
+        .map(
+          (x) =>
+            `${x.path.slice('/api/v1/nodes/'.length)}=${String((x.body as Array<{ value: boolean }>)[0]?.value)}`,
+        );
+      // One node at a time, the master first: cordoned, then uncordoned, before the next.
+      assert.deepEqual(patches, [
+        'master-1=true',
+        'master-1=false',
+        'worker-1=true',
+        'worker-1=false',
+        'worker-2=true',
+        'worker-2=false',
+      ]);
+      assert.equal(kube.get('v1', 'Pod', 'apps', 'web-1'), undefined, 'evicted from worker-1');
+      assert.ok(
+        kube.requests.some((x) => x.path === '/api/v1/namespaces/apps/pods/web-1/eviction'),
+      );
+    } finally {
+      await kube.stop();
+      // The tests after this one change the nodes without a cluster API.
+      await setSite({
+        masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
+        workerSoftware: ['bpa-test-b: {version: 1.0-1}'],
+      });
+    }
+  });
+
+  it('with rollout: bpa killed (SIGKILL) in the middle of a drain; the next run does not touch the finished node again and uncordons the other only after its change', async () => {
+    const kube = await startFakeKube();
+    try {
+      for (const name of nodes.map((n) => n.name))
+        kube.put({
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name },
+          spec: {},
+          status: { conditions: [{ type: 'Ready', status: 'True' }] },
+        } as KubeObject);
+      for (const [pod, on] of [
+        ['web-1', 'worker-1'],
+        ['web-2', 'worker-2'],
+      ])
+        kube.put({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: pod, namespace: 'apps' },
+          spec: { nodeName: on, containers: [{ name: 'c', image: 'busybox' }] },
+        } as KubeObject);
+      await copyFile(kube.kubeconfigPath, join(state, 'clusters', 'pk', 'kubeconfig'));
+      await setSite({
+        masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
+        workerSoftware: ['bpa-test-b: {version: 1.0-1}', 'bpa-test-c'],
+        clusterSpec: [
+          '  rollout:',
+          "    drain: { timeout: '5m' }",
+          "    healthCheck: { timeout: '30s' }",
+        ],
+      });
+      // worker-2's eviction hangs: bpa is killed while it drains worker-2, after worker-1.
+      kube.hold({ method: 'POST', pathPrefix: '/api/v1/namespaces/apps/pods/web-2/eviction' });
+      const child = spawnBpa([
+        'reconcile',
+        '--once',
+        site,
+        ...labArgs(lab!, state, ['--allow-site-commands']),
+      ]);
+      await waitFor('the drain of worker-2', async () =>
+        kube.requests.some((x) => x.path.endsWith('/web-2/eviction')) ? true : undefined,
+      );
+      await kill(child);
+      const node = (name: string) =>
+        (kube.get('v1', 'Node', undefined, name)?.spec as { unschedulable?: boolean })
+          .unschedulable;
+      assert.equal(await installed('h2', 'bpa-test-c'), '1.0-1', 'worker-1 was changed');
+      assert.equal(node('worker-1'), false, 'and uncordoned');
+      assert.equal(await installed('h3', 'bpa-test-c'), null, 'worker-2 was not');
+      assert.equal(node('worker-2'), true, 'and stays cordoned');
+      kube.release();
+
+      const before = kube.requests.length;
+      const r = await reconcile();
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      const after = kube.requests.slice(before).filter((x) => x.method === 'PATCH');
+      assert.ok(
+        !after.some((x) => x.path.endsWith('/nodes/worker-1')),
+        'worker-1 not touched again',
+      );
+      assert.equal(await installed('h3', 'bpa-test-c'), '1.0-1');
+      assert.equal(node('worker-2'), false, 'uncordoned once changed and Ready');
+      assert.equal(after.at(-1)?.path, '/api/v1/nodes/worker-2', 'its uncordon is the last write');
+    } finally {
+      kube.release();
+      await kube.stop();
+      // As before this test: bpa-test-c off the workers, no rollout.
+      await setSite({
+        masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
+        workerSoftware: ['bpa-test-b: {version: 1.0-1}'],
+      });
+      const restored = await reconcile(['--prune']);
+      assert.equal(restored.code, 0, restored.stdout + restored.stderr);
+    }
   });
 
   it('detects drift (a package removed by hand) and repairs it', async () => {

@@ -4,6 +4,8 @@ import {
   checkMirror,
   installArgv,
   missingPackage,
+  markArgv,
+  parseHeld,
   parseQuery,
   queryArgv,
   removeArgv,
@@ -62,6 +64,27 @@ describe('apt command lines (the executor layer of injection defence)', () => {
       htop: null,
       tmux: null,
     });
+  });
+
+  it('a held package is installed, and is read as held', () => {
+    const out = 'jq\t1.6-2.1\thi \nhtop\t3.2.2-2\tii \ncurl\t\thn \n';
+    assert.deepEqual(parseQuery(out, ['jq', 'htop', 'curl']), {
+      jq: '1.6-2.1',
+      htop: '3.2.2-2',
+      curl: null,
+    });
+    assert.deepEqual(parseHeld(out, ['jq', 'htop', 'curl']), ['curl', 'jq']);
+    assert.deepEqual(parseHeld(out, ['htop']), []);
+  });
+
+  it('builds apt-mark hold/unhold argv, names checked', () => {
+    assert.deepEqual(markArgv('hold', ['jq', 'containerd.io']).slice(-4), [
+      'hold',
+      '--',
+      'jq',
+      'containerd.io',
+    ]);
+    assert.throws(() => markArgv('unhold', ['jq; reboot']), /invalid package name/);
   });
 
   it('names the missing package from apt errors', () => {

@@ -962,3 +962,78 @@ describe('fake Kubernetes API server: custom resources checked against their CRD
     );
   });
 });
+
+describe('fake kube: pods/eviction and PodDisruptionBudgets', () => {
+  let kube: FakeKube;
+  let core: CoreV1Api;
+  const evict = (name: string) =>
+    core.createNamespacedPodEviction({
+      name,
+      namespace: NS,
+      body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: NS } },
+    });
+  const pod = (name: string, app: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS, labels: { app } },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'busybox' }] },
+  });
+  const pdb = (name: string, app: string, allowed: number): KubeObject => ({
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name, namespace: NS },
+    spec: { minAvailable: 1, selector: { matchLabels: { app } } },
+    status: { disruptionsAllowed: allowed },
+  });
+
+  beforeEach(async () => {
+    kube = await startFakeKube();
+    core = kube.kubeConfig().makeApiClient(CoreV1Api);
+  });
+  afterEach(async () => {
+    await kube.stop();
+  });
+
+  it('deletes a pod no budget covers, and 404s a pod that is not there', async () => {
+    kube.put(pod('a', 'free'));
+    await evict('a');
+    assert.equal(kube.get('v1', 'Pod', NS, 'a'), undefined);
+    await expectApiError(evict('a'), 404, 'NotFound');
+  });
+
+  it('answers 429 TooManyRequests while the budget allows no disruption, and counts down the ones it allows', async () => {
+    kube.put(pod('w1', 'web'));
+    kube.put(pod('w2', 'web'));
+    kube.put(pdb('web', 'web', 1));
+    await evict('w1');
+    assert.equal(
+      (
+        kube.get('policy/v1', 'PodDisruptionBudget', NS, 'web')?.status as {
+          disruptionsAllowed: number;
+        }
+      ).disruptionsAllowed,
+      0,
+    );
+    await expectApiError(evict('w2'), 429, 'TooManyRequests');
+    assert.ok(kube.get('v1', 'Pod', NS, 'w2'), 'the refused pod stays');
+  });
+
+  it('refuses a pod under two budgets with 500, as the real eviction handler does', async () => {
+    kube.put(pod('x', 'web'));
+    kube.put(pdb('one', 'web', 5));
+    kube.put(pdb('two', 'web', 5));
+    await expectApiError(evict('x'), 500, 'InternalError');
+  });
+
+  it('cordons a node with a JSON patch', async () => {
+    kube.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' }, spec: {} });
+    await core.patchNode({
+      name: 'n1',
+      body: [{ op: 'add', path: '/spec/unschedulable', value: true }],
+    });
+    assert.equal(
+      (kube.get('v1', 'Node', undefined, 'n1')?.spec as { unschedulable?: boolean }).unschedulable,
+      true,
+    );
+  });
+});

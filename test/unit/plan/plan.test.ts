@@ -427,7 +427,10 @@ describe('plan with node facts', () => {
     );
   };
   const facts = (
-    entries: Record<string, { reachable?: boolean; installed?: Record<string, string | null> }>,
+    entries: Record<
+      string,
+      { reachable?: boolean; installed?: Record<string, string | null>; held?: string[] }
+    >,
   ) =>
     new Map(
       Object.entries(entries).map(([k, v]) => [
@@ -435,6 +438,7 @@ describe('plan with node facts', () => {
         {
           reachable: v.reachable ?? true,
           installed: v.installed ?? {},
+          ...(v.held ? { held: v.held } : {}),
           error:
             v.reachable === false
               ? { code: 'SSH_UNREACHABLE', message: 'connection refused' }
@@ -474,6 +478,30 @@ describe('plan with node facts', () => {
       }),
     });
     assert.deepEqual(kinds(same), []);
+  });
+
+  it('a pinned package whose hold was removed by hand is drift; an unpinned one needs no hold', () => {
+    const unheld = plan([base], applyFirst(), {
+      facts: facts({
+        'east/master-1': { installed: { htop: '3.2.2-2', jq: '1.6-2' }, held: [] },
+        'east/worker-1': { installed: { curl: '7.88.1-10' }, held: [] },
+      }),
+    });
+    assert.deepEqual(kinds(unheld), ['fix-drift:master-1']);
+    assert.deepEqual(unheld.clusters[0]?.actions[0]?.packages, [
+      { node: 'master-1', name: 'jq', from: '1.6-2', to: '1.6-2', unheld: true },
+    ]);
+    assert.match(
+      unheld.clusters[0]?.actions[0]?.reason ?? '',
+      /master-1 has jq 1\.6-2 no longer on hold/,
+    );
+    const held = plan([base], applyFirst(), {
+      facts: facts({
+        'east/master-1': { installed: { htop: '3.2.2-2', jq: '1.6-2' }, held: ['jq'] },
+        'east/worker-1': { installed: { curl: '7.88.1-10' }, held: [] },
+      }),
+    });
+    assert.deepEqual(kinds(held), []);
   });
 
   it('upgrades show the version the node reports as before', () => {

@@ -57,6 +57,8 @@ function compile(): Compiled {
     strict: true,
     allErrors: true,
     verbose: true,
+    // As bpa's own validator (src/validate/schema.ts): integer-or-string, as Kubernetes has it.
+    allowUnionTypes: true,
     logger: { log: record, warn: record, error: record },
   });
   ajv.addKeyword('x-bpa-code');

@@ -82,6 +82,49 @@ describe('serve/metrics', () => {
     assert.equal(sample(text, 'bpa_cluster_ready{cluster="edge-2"}'), 1);
   });
 
+  it("exports whether each cluster's window is open and its rollout's nodes by state", async () => {
+    const m = new BpaMetrics({ defaultMetrics: false });
+    m.recordRun(
+      run({
+        result: 'failed',
+        clusters: [
+          {
+            name: 'edge-1',
+            phase: 'Degraded',
+            ready: false,
+            windowOpen: true,
+            rollout: { done: 2, failed: 1, pending: 1 },
+          },
+          { name: 'edge-2', phase: 'Waiting', ready: false, windowOpen: false },
+          { name: 'edge-3', phase: 'Ready', ready: true },
+        ],
+      }),
+    );
+    let text = await m.render();
+    assert.equal(sample(text, 'bpa_window_open{cluster="edge-1"}'), 1);
+    assert.equal(sample(text, 'bpa_window_open{cluster="edge-2"}'), 0);
+    assert.equal(
+      sample(text, 'bpa_window_open{cluster="edge-3"}'),
+      undefined,
+      'no windows: no series',
+    );
+    assert.equal(sample(text, 'bpa_rollout_nodes{cluster="edge-1",state="done"}'), 2);
+    assert.equal(sample(text, 'bpa_rollout_nodes{cluster="edge-1",state="failed"}'), 1);
+    assert.equal(sample(text, 'bpa_rollout_nodes{cluster="edge-1",state="cordoned"}'), 0);
+    assert.equal(sample(text, 'bpa_rollout_nodes{cluster="edge-2",state="done"}'), undefined);
+    // A cluster that left the site loses its series.
+    m.recordRun(
+      run({
+        result: 'applied',
+        clusters: [{ name: 'edge-2', phase: 'Ready', ready: true, windowOpen: true }],
+      }),
+    );
+    text = await m.render();
+    assert.equal(sample(text, 'bpa_window_open{cluster="edge-1"}'), undefined);
+    assert.equal(sample(text, 'bpa_rollout_nodes{cluster="edge-1",state="done"}'), undefined);
+    assert.equal(sample(text, 'bpa_window_open{cluster="edge-2"}'), 1);
+  });
+
   it('counts webhook requests by result', async () => {
     const m = new BpaMetrics({ defaultMetrics: false });
     m.recordWebhook('accepted');

@@ -69,6 +69,23 @@ describe('serve/scheduler', () => {
     assert.equal(runs[0]?.trigger, 'startup');
   });
 
+  it('reconciles when a maintenance window opens, if that comes before the interval', async () => {
+    const s = make();
+    s.start();
+    await reconcile.finish({ ...ok(), wakeAt: clock.now() + 7_000 });
+    assert.equal(s.state().nextRunAt, clock.now() + 7_000);
+    await expectRunAfter(7_000);
+    assert.deepEqual(reconcile.triggers(), ['startup', 'window']);
+    // An opening later than the interval: the interval comes first.
+    await reconcile.finish({ ...ok(), wakeAt: clock.now() + 10 * INTERVAL });
+    await expectRunAfter(INTERVAL);
+    assert.deepEqual(reconcile.triggers(), ['startup', 'window', 'interval']);
+    // An opening already past (a slow run): at once.
+    await reconcile.finish({ ...ok(), wakeAt: clock.now() - 1 });
+    await clock.advance(0);
+    assert.deepEqual(reconcile.triggers(), ['startup', 'window', 'interval', 'window']);
+  });
+
   it('coalesces a burst of 100 triggers during a run into exactly one more run', async () => {
     const s = make();
     s.start();

@@ -511,6 +511,33 @@ export const INVALID_CASES: Case[] = [
     expect: [{ code: 'MULTIPLE_SITES', file: 'site.yaml', line: 6 }],
   },
   {
+    name: 'a maintenance window in a time zone that does not exist',
+    files: {
+      ...BASE_SITE,
+      'site.yaml':
+        "apiVersion: bpa.akraino.org/v1alpha1\nkind: Site\nmetadata: {name: one}\nspec:\n  maintenanceWindows:\n    - days: [sat]\n      start: '01:00'\n      end: '05:00'\n      timezone: Mars/Olympus\n",
+    },
+    expect: [{ code: 'INVALID_TIMEZONE', file: 'site.yaml', line: 9 }],
+  },
+  {
+    name: 'a Cluster window in a misspelt zone',
+    files: edit(
+      C,
+      'provisioningCR: provisioning-a',
+      "provisioningCR: provisioning-a\n  maintenanceWindows: [{start: '22:00', end: '04:00', timezone: Europe/Berln}]",
+    ),
+    expect: [{ code: 'INVALID_TIMEZONE', file: C, line: 10 }],
+  },
+  {
+    name: 'a rollout wave naming a cluster the site does not have',
+    files: {
+      ...BASE_SITE,
+      'site.yaml':
+        'apiVersion: bpa.akraino.org/v1alpha1\nkind: Site\nmetadata: {name: one}\nspec:\n  rollout:\n    waves:\n      - [cluster-a]\n      - [clster-b]\n',
+    },
+    expect: [{ code: 'WAVE_UNKNOWN_CLUSTER', file: 'site.yaml', line: 8, severity: 'warning' }],
+  },
+  {
     name: 'duplicate package in a role',
     files: edit(S, '    - curl\n', '    - curl\n    - curl\n'),
     expect: [{ code: 'DUPLICATE_PACKAGE', file: S, line: 14 }],

@@ -1,0 +1,149 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  readSuspensions,
+  WHOLE_SITE,
+  writeSuspensions,
+  type Suspensions,
+} from '../state/suspensions.js';
+import type { Logger } from '../util/log.js';
+import { printable } from '../util/printable.js';
+import { messageOf } from '../util/errors.js';
+import { requireBearer } from './auth.js';
+import type { RouteSet } from './http.js';
+import { sendJson } from './respond.js';
+import { readBody } from './webhook.js';
+
+export interface SuspendApiOptions {
+  /** The bearer token (from --api-token-file). Without one the routes do not exist. */
+  token: string;
+  stateDir: string;
+  /** Asks for a reconcile, so the suspension reaches the reports (and the next commit) soon. */
+  trigger: () => void;
+  log: Logger;
+  now?: () => number;
+}
+
+const MAX_BODY = 16 * 1024;
+const NAME = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * The emergency stop without a commit: `POST /api/v1/suspend` (`{"cluster": "east",
+ * "reason": "…"}`, no cluster: the whole site), `POST /api/v1/resume` (`{"cluster": "east"}`,
+ * no cluster: everything the API suspended) and `GET /api/v1/suspend`, each with the bearer
+ * token. Suspensions are kept in the state directory (they survive a restart and hold for
+ * every bpa applying with it), logged, and shown in the next reports, which are committed.
+ */
+export function suspendRoutes(opts: SuspendApiOptions): RouteSet[] {
+  // One change at a time: two calls at once must not lose one another's suspension.
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = chain.then(fn, fn);
+    chain = next.catch(() => undefined);
+    return next;
+  };
+  const change =
+    (kind: 'suspend' | 'resume') =>
+    async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+      if (!requireBearer(req, res, opts.token)) return;
+      const body = await readRequest(req, res);
+      if (!body) return;
+      try {
+        const suspended = await serial(async () => {
+          const now = await readSuspensions(opts.stateDir);
+          const target = body.cluster ?? WHOLE_SITE;
+          if (kind === 'suspend') {
+            now[target] = {
+              since: new Date(opts.now?.() ?? Date.now()).toISOString(),
+              ...(body.reason ? { reason: body.reason } : {}),
+            };
+          } else if (body.cluster) {
+            delete now[body.cluster];
+          } else {
+            for (const k of Object.keys(now)) delete now[k];
+          }
+          await writeSuspensions(opts.stateDir, now);
+          return now;
+        });
+        opts.log.warn(
+          { cluster: body.cluster ?? 'all', reason: body.reason, remote: req.socket.remoteAddress },
+          kind === 'suspend'
+            ? 'suspended through the API: nothing is applied until resumed'
+            : 'resumed through the API',
+        );
+        opts.trigger();
+        sendJson(res, 200, { suspended: view(suspended) });
+      } catch (err: unknown) {
+        opts.log.error({ err: messageOf(err) }, `${kind} through the API failed`);
+        sendJson(res, 500, { error: 'internal', message: printable(messageOf(err)) });
+      }
+    };
+  return [
+    {
+      path: '/api/v1/suspend',
+      handlers: {
+        POST: change('suspend'),
+        GET: async (req, res) => {
+          if (!requireBearer(req, res, opts.token)) return;
+          try {
+            sendJson(res, 200, { suspended: view(await readSuspensions(opts.stateDir)) });
+          } catch (err: unknown) {
+            sendJson(res, 500, { error: 'internal', message: printable(messageOf(err)) });
+          }
+        },
+      },
+    },
+    { path: '/api/v1/resume', handlers: { POST: change('resume') } },
+  ];
+}
+
+/** `*` is shown as `site`, the word the reports use. */
+function view(s: Suspensions): Record<string, { since: string; reason?: string }> {
+  return Object.fromEntries(Object.entries(s).map(([k, v]) => [k === WHOLE_SITE ? 'site' : k, v]));
+}
+
+interface ChangeRequest {
+  cluster?: string;
+  reason?: string;
+}
+
+/** The JSON body (may be empty); answers 400 or 413 itself and returns undefined. */
+async function readRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<ChangeRequest | undefined> {
+  const read = await readBody(req, MAX_BODY);
+  if (!read.ok) {
+    res.setHeader('connection', 'close');
+    sendJson(res, 413, {
+      error: 'payload_too_large',
+      message: `the body exceeds ${MAX_BODY} bytes`,
+    });
+    req.resume();
+    return undefined;
+  }
+  const bad = (message: string): undefined => {
+    sendJson(res, 400, { error: 'bad_request', message });
+    return undefined;
+  };
+  const text = read.body.toString('utf8').trim();
+  if (!text) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return bad('the body is not JSON; send {"cluster": "<name>", "reason": "<why>"} or nothing');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return bad('the body must be a JSON object');
+  const { cluster, reason, ...rest } = value as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length) return bad(`unknown field ${unknown.join(', ')}: only cluster and reason`);
+  if (cluster !== undefined && (typeof cluster !== 'string' || !NAME.test(cluster)))
+    return bad('cluster must be a cluster name (lowercase letters, digits, - and .)');
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length > 500))
+    return bad('reason must be a string of at most 500 characters');
+  return {
+    ...(cluster ? { cluster } : {}),
+    ...(reason ? { reason: printable(reason).trim() } : {}),
+  };
+}

@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Reconciler } from '../../../src/reconcile/reconciler.js';
+import { startHttpServer, type HttpServer } from '../../../src/serve/http.js';
+import { BpaMetrics } from '../../../src/serve/metrics.js';
+import { Scheduler } from '../../../src/serve/scheduler.js';
+import { suspendRoutes } from '../../../src/serve/suspend-api.js';
+import { readSuspensions } from '../../../src/state/suspensions.js';
+import { silentLogger } from '../../../src/util/log.js';
+import type { Trigger } from '../../../src/reconcile/summary.js';
+import { FakeNodes, fakePorts } from '../../fakes/ports.js';
+import { FakeSiteSource } from '../../fakes/site-source.js';
+import { configWith, hostIp, writeSite, type SiteSpec } from '../../fakes/site.js';
+import { FakeTimers, ManualReconcile } from './fake-timers.js';
+
+const TOKEN = 'api-token-3b8e61d0c2';
+
+/**
+ * The suspend API over real HTTP, then the real reconciler reading what it wrote from the state
+ * directory: the suspension holds the apply and reaches the reports and the commit.
+ */
+describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
+  let tmp: string;
+  let stateDir: string;
+  let siteDir: string;
+  let server: HttpServer | undefined;
+  let url: string;
+  let triggers: Trigger[];
+
+  const v1: SiteSpec = {
+    nodes: [{ name: 'master-1', roles: ['master'], host: 0 }],
+    masterSoftware: ['jq=1.6-2.1ubuntu3'],
+  };
+
+  beforeEach(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-suspend-'));
+    stateDir = join(tmp, 'state');
+    siteDir = join(tmp, 'site');
+    triggers = [];
+    const scheduler = new Scheduler({
+      reconcile: new ManualReconcile().fn,
+      intervalMs: 300_000,
+      timers: new FakeTimers(),
+    });
+    server = await startHttpServer({
+      listen: { host: '127.0.0.1', port: 0 },
+      scheduler,
+      metrics: new BpaMetrics({ defaultMetrics: false }),
+      log: silentLogger(),
+      routes: suspendRoutes({
+        token: TOKEN,
+        stateDir,
+        trigger: () => triggers.push('api'),
+        log: silentLogger(),
+        now: () => Date.parse('2026-11-24T02:10:00Z'),
+      }),
+    });
+    url = server.url;
+  });
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  const post = (path: string, body?: unknown, token: string | null = TOKEN) =>
+    fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      ...(body === undefined
+        ? {}
+        : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+
+  it('refuses a call without the token, or with another, and changes nothing', async () => {
+    const none = await post('/api/v1/suspend', { cluster: 'east' }, null);
+    assert.equal(none.status, 401);
+    assert.match(none.headers.get('www-authenticate') ?? '', /^Bearer/);
+    assert.equal((await post('/api/v1/suspend', {}, 'not-the-token')).status, 401);
+    assert.equal((await post('/api/v1/resume', {}, null)).status, 401);
+    assert.equal((await fetch(`${url}/api/v1/suspend`)).status, 401);
+    assert.deepEqual(await readSuspensions(stateDir), {});
+    assert.deepEqual(triggers, []);
+  });
+
+  it('refuses a bad body with 400', async () => {
+    assert.equal((await post('/api/v1/suspend', '{not json')).status, 400);
+    assert.equal((await post('/api/v1/suspend', { cluster: '../etc' })).status, 400);
+    assert.equal((await post('/api/v1/suspend', { cluster: 'east', force: true })).status, 400);
+    assert.equal((await post('/api/v1/suspend', { reason: 'x'.repeat(501) })).status, 400);
+    assert.deepEqual(await readSuspensions(stateDir), {});
+  });
+
+  it('suspends and resumes a cluster or the whole site, kept in the state directory', async () => {
+    const r = await post('/api/v1/suspend', { cluster: 'east', reason: 'fan failure on node-3' });
+    assert.equal(r.status, 200);
+    assert.deepEqual(await r.json(), {
+      suspended: { east: { since: '2026-11-24T02:10:00.000Z', reason: 'fan failure on node-3' } },
+    });
+    assert.equal((await post('/api/v1/suspend')).status, 200, 'no body: the whole site');
+    const listed = await fetch(`${url}/api/v1/suspend`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    assert.deepEqual(
+      Object.keys(((await listed.json()) as { suspended: object }).suspended).sort(),
+      ['east', 'site'],
+    );
+    assert.deepEqual(Object.keys(await readSuspensions(stateDir)).sort(), ['*', 'east']);
+    assert.equal((await post('/api/v1/resume', { cluster: 'east' })).status, 200);
+    assert.deepEqual(Object.keys(await readSuspensions(stateDir)), ['*']);
+    assert.equal((await post('/api/v1/resume')).status, 200);
+    assert.deepEqual(await readSuspensions(stateDir), {});
+    assert.deepEqual(triggers, ['api', 'api', 'api', 'api'], 'each change asks for a reconcile');
+  });
+
+  it('the next reconcile holds the cluster and commits the suspension; resume applies', async () => {
+    await writeSite(siteDir, v1);
+    const nodes = new FakeNodes({ jq: ['1.6-2.1ubuntu3', '1.7.1-3'] });
+    const ports = fakePorts(nodes);
+    const source = new FakeSiteSource(siteDir);
+    const reconciler = new Reconciler({
+      source,
+      configFor: configWith({ stateDir }),
+      env: {},
+      log: silentLogger(),
+      resyncIntervalMs: 3_600_000,
+      ports,
+    });
+    assert.equal((await reconciler.reconcile('startup')).result, 'applied');
+    await writeSite(siteDir, { ...v1, masterSoftware: ['jq=1.7.1-3'] });
+    await post('/api/v1/suspend', { cluster: 'east', reason: 'fan failure on node-3' });
+
+    const held = await reconciler.reconcile('api');
+    assert.equal(held.result, 'unchanged', JSON.stringify(held.error));
+    assert.equal(nodes.packagesOf(hostIp(0)).get('jq'), '1.6-2.1ubuntu3', 'nothing applied');
+    const report = source.clusterReport('east');
+    assert.equal(report?.status.phase, 'Suspended');
+    assert.deepEqual(report?.status.gate, {
+      state: 'suspended',
+      reason: 'Suspended',
+      by: 'api',
+      since: '2026-11-24T02:10:00.000Z',
+    });
+    const ready = report?.status.conditions.find((c) => c.type === 'Ready');
+    assert.match(ready?.message ?? '', /suspend API of bpa serve \(fan failure on node-3\)/);
+    const commit = source.commits.at(-1);
+    assert.ok(commit?.files.has('status/east.yaml'), 'the suspension is in a status commit');
+    assert.match(commit?.message ?? '', /east suspended through the API/);
+
+    // The same input again is a no-op while suspended; resuming is new input.
+    assert.equal((await reconciler.reconcile('interval')).result, 'skipped');
+    await post('/api/v1/resume', { cluster: 'east' });
+    const resumed = await reconciler.reconcile('api');
+    assert.equal(resumed.result, 'applied', JSON.stringify(resumed.error));
+    assert.equal(nodes.packagesOf(hostIp(0)).get('jq'), '1.7.1-3');
+    assert.equal(source.clusterReport('east')?.status.phase, 'Ready');
+  });
+});
