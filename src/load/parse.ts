@@ -1,5 +1,7 @@
 import { CORE_SCHEMA, YAMLException, loadAll, mergeTag } from 'js-yaml';
+import { loadAll as loadAllFast } from 'js-yaml-4';
 import { error, type Problem } from '../util/problem.js';
+import { FAST_SCHEMA } from './core-schema.js';
 import type { LoadLimits } from './limits.js';
 
 /** One YAML document of a site file. `value` is plain JSON-compatible data. */
@@ -29,10 +31,14 @@ const MAX_MERGE_KEYS = 10_000;
 /**
  * Parses one file's text into documents, enforcing the hostile-input limits. Pure: no I/O.
  *
- * The happy path has no positions: js-yaml's loader is several times faster than a
- * position-keeping parse, and only documents with problems need line numbers. Those are
- * located afterwards by `locate()` with the same parser's event stream, so both views of a
- * file always agree on YAML semantics (YAML 1.2 core schema, with merge keys).
+ * Two parsers, one meaning. The happy path has no positions and uses js-yaml 4's loader,
+ * the fastest of the JavaScript YAML parsers measured (docs/PERFORMANCE.md), with a schema
+ * that resolves scalars exactly as js-yaml 5's core schema does (`core-schema.ts`). js-yaml 5
+ * is the reference: every file js-yaml 4 rejects, for any reason, is parsed again by js-yaml 5,
+ * whose error (code, message, line) is reported, as are the files that use aliases or merge
+ * keys, whose limits (`maxAliases`, the merge-key budget) only js-yaml 5 enforces. Positions of
+ * problems come from js-yaml 5's event stream (`locate.ts`), built only for files with
+ * problems. `test/unit/load/semantics.test.ts` checks that both parsers read the same values.
  */
 export function parseFile(file: string, text: string, limits: LoadLimits): ParsedFile {
   const docCount = countDocumentMarkers(text);
@@ -48,17 +54,13 @@ export function parseFile(file: string, text: string, limits: LoadLimits): Parse
       ],
     };
   }
-  let values: unknown[];
-  try {
-    values = loadAll(text, {
-      schema: SCHEMA,
-      maxTotalMergeKeys: MAX_MERGE_KEYS,
-      maxDepth: limits.maxDepth,
-      maxAliases: limits.maxAliases,
-      filename: file,
-    });
-  } catch (err: unknown) {
-    return { documents: [], problems: [yamlProblem(file, err, limits)] };
+  let values = loadFast(text, limits);
+  if (values === undefined) {
+    try {
+      values = loadExact(file, text, limits);
+    } catch (err: unknown) {
+      return { documents: [], problems: [yamlProblem(file, err, limits)] };
+    }
   }
   const documents: LoadedDocument[] = [];
   const problems: Problem[] = [];
@@ -78,6 +80,83 @@ export function parseFile(file: string, text: string, limits: LoadLimits): Parse
     documents.push({ file, index, value });
   });
   return { documents, problems };
+}
+
+/**
+ * js-yaml 4's reading of a file, or undefined where js-yaml 5 must decide: the file may use a
+ * feature where js-yaml 4 reads differently or lacks js-yaml 5's limits (`usesRareFeatures`),
+ * or js-yaml 4 rejects it or warns about it (a syntax error, nesting deeper than `maxDepth`,
+ * deficient indentation, a stack overflow). Exported for the tests that compare the two.
+ */
+export function loadFast(text: string, limits: LoadLimits): unknown[] | undefined {
+  if (usesRareFeatures(text)) return undefined;
+  try {
+    return loadAllFast(text, {
+      schema: FAST_SCHEMA,
+      maxDepth: limits.maxDepth,
+      maxTotalMergeKeys: MAX_MERGE_KEYS,
+      onWarning: rethrow,
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+function rethrow(warning: Error): never {
+  throw warning;
+}
+
+/**
+ * Whether the text may hold something the fast loader leaves to js-yaml 5. Each test is
+ * coarse on purpose (a `*` inside a quoted string also counts): a false alarm costs only
+ * speed. What is sent to js-yaml 5, and why:
+ * - `*` aliases: js-yaml 5 counts them (`maxAliases`), js-yaml 4 cannot;
+ * - `<<` merge keys: js-yaml 4 also merges the indexes of a list given as a source;
+ * - `!` tags: js-yaml 4 reads an empty node tagged `!` as null, js-yaml 5 as "";
+ * - complex keys (`? key`, `[a]: b`, `{a: 1}: b`): js-yaml 4 turns them into strings,
+ *   js-yaml 5 rejects them;
+ * - content on a `---` or `...` line: js-yaml 4 reads `--- a: 1` and `---a: 1` as a mapping.
+ */
+export function usesRareFeatures(text: string): boolean {
+  if (text.includes('*') || text.includes('<<') || text.includes('!')) return true;
+  for (let at = text.indexOf('?'); at !== -1; at = text.indexOf('?', at + 1)) {
+    if (isSpaceOrEnd(text.charCodeAt(at + 1))) return true;
+  }
+  for (const close of [']', '}']) {
+    for (let at = text.indexOf(close); at !== -1; at = text.indexOf(close, at + 1)) {
+      let next = at + 1;
+      while (text.charCodeAt(next) === 0x20 || text.charCodeAt(next) === 0x09) next++;
+      if (text.charCodeAt(next) === 0x3a /* : */) return true;
+    }
+  }
+  for (const marker of ['---', '...']) {
+    let at = text.startsWith(marker) ? 0 : text.indexOf(`\n${marker}`);
+    while (at !== -1) {
+      const start = text[at] === '\n' ? at + 1 : at;
+      let next = start + 3;
+      while (text.charCodeAt(next) === 0x20 || text.charCodeAt(next) === 0x09) next++;
+      const c = text.charCodeAt(next);
+      if (!(Number.isNaN(c) || c === 0x0a || c === 0x0d || c === 0x23 /* # */)) return true;
+      at = text.indexOf(`\n${marker}`, start);
+    }
+  }
+  return false;
+}
+
+/** Space, tab, line break or the end of the text. */
+function isSpaceOrEnd(c: number): boolean {
+  return Number.isNaN(c) || c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+/** js-yaml 5's reading of a file, with every limit; throws its error. */
+export function loadExact(file: string, text: string, limits: LoadLimits): unknown[] {
+  return loadAll(text, {
+    schema: SCHEMA,
+    maxTotalMergeKeys: MAX_MERGE_KEYS,
+    maxDepth: limits.maxDepth,
+    maxAliases: limits.maxAliases,
+    filename: file,
+  });
 }
 
 /** An upper bound on the number of `---` document markers, without parsing. */
