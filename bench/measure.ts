@@ -1,7 +1,7 @@
 /** Runs a command as a whole process under /usr/bin/time and returns wall time and peak RSS. */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export interface Measured {
@@ -47,4 +47,59 @@ export async function median(n: number, run: () => Promise<Measured>): Promise<M
 
 export function fmt(m: Measured): string {
   return `${m.seconds.toFixed(2)} s, peak ${m.peakMiB.toFixed(0)} MiB`;
+}
+
+export interface Comparison {
+  floor: Measured;
+  bpa: Measured;
+  /** Median bpa time over median floor time. */
+  ratio: number;
+  /** Every run's wall time, in the order run. */
+  floorRuns: number[];
+  bpaRuns: number[];
+  /** The 1-minute load average before and after the runs. */
+  load: [number, number];
+}
+
+/**
+ * Runs the floor and bpa alternately, `n` times each, so both see the same machine (a
+ * shared machine's load drifts), and returns the median run of each.
+ */
+export async function compare(
+  n: number,
+  floor: () => Promise<Measured>,
+  bpa: () => Promise<Measured>,
+  check: (m: Measured) => void = () => undefined,
+): Promise<Comparison> {
+  const before = loadavg()[0] ?? 0;
+  const f: Measured[] = [];
+  const b: Measured[] = [];
+  for (let i = 0; i < n; i++) {
+    f.push(await floor());
+    const m = await bpa();
+    check(m);
+    b.push(m);
+  }
+  const mid = (runs: Measured[]): Measured =>
+    [...runs].sort((x, y) => x.seconds - y.seconds)[Math.floor(runs.length / 2)] as Measured;
+  const fm = mid(f);
+  const bm = mid(b);
+  return {
+    floor: fm,
+    bpa: bm,
+    ratio: bm.seconds / fm.seconds,
+    floorRuns: f.map((m) => m.seconds),
+    bpaRuns: b.map((m) => m.seconds),
+    load: [before, loadavg()[0] ?? 0],
+  };
+}
+
+/** One line per shape: the floor, bpa, the ratio and peak memory. */
+export function report(label: string, c: Comparison, target: number): string {
+  return [
+    `${label}`,
+    `  floor (js-yaml 4 loadAll): ${fmt(c.floor)}   runs ${c.floorRuns.map((s) => s.toFixed(2)).join(' ')}`,
+    `  bpa:                       ${fmt(c.bpa)}   runs ${c.bpaRuns.map((s) => s.toFixed(2)).join(' ')}`,
+    `  bpa / floor = ${c.ratio.toFixed(2)} (target ≤ ${target})   load average ${c.load[0].toFixed(2)} → ${c.load[1].toFixed(2)}`,
+  ].join('\n');
 }

@@ -20,6 +20,8 @@ declare module 'js-yaml-4' {
   }
 
   export const FAILSAFE_SCHEMA: Schema;
+  /** js-yaml 4's own core schema: looser than YAML 1.2's (see core-schema.ts). */
+  export const CORE_SCHEMA: Schema;
 
   export interface LoaderState {
     input: string;
