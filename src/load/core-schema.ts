@@ -1,26 +1,56 @@
 import { FAILSAFE_SCHEMA, Type, type Schema } from 'js-yaml-4';
 
 /**
- * The YAML 1.2 core schema plus the YAML 1.1 merge key, for js-yaml 4: the same scalars as
- * js-yaml 5's `CORE_SCHEMA.withTags(mergeTag)` (which reports errors and positions), written
- * from its rules, because js-yaml 4's own core schema is looser (it reads `0b101`, `-0x1f` and
- * `+0o7` as integers, and `-.5` as a string). `test/unit/load/semantics.test.ts` compares the
- * two over many forms.
+ * The YAML 1.2 core schema for js-yaml 4: plain scalars resolve to the same values as with
+ * js-yaml 5's `CORE_SCHEMA.withTags(mergeTag)` (the reference, which reports errors and
+ * positions), written from its rules, because js-yaml 4's own core schema is looser (it reads
+ * `0b101`, `-0x1f` and `+0o7` as integers, and `-.5` as a string).
+ * `test/unit/load/semantics.test.ts` compares the two over many forms.
+ *
+ * Only implicit resolution is needed: files with tags (`!`) or merge keys (`<<`) are read by
+ * js-yaml 5 (`usesRareFeatures`). One type resolves null, booleans, integers and floats,
+ * dispatching on the first character, because js-yaml 4 tries every implicit type in turn on
+ * every plain scalar, and most scalars of a site are words.
  */
 
-const NULLS = new Set(['', '~', 'null', 'Null', 'NULL']);
-const TRUES = new Set(['true', 'True', 'TRUE']);
-const FALSES = new Set(['false', 'False', 'FALSE']);
-const INT_IMPLICIT = /^(?:0o[0-7]+|0x[0-9a-fA-F]+|[-+]?[0-9]+)$/;
-const INT_EXPLICIT = /^(?:[-+]?0b[0-1]+|[-+]?0o[0-7]+|[-+]?0x[0-9a-fA-F]+|[-+]?[0-9]+)$/;
+const INT = /^(?:0o[0-7]+|0x[0-9a-fA-F]+|[-+]?[0-9]+)$/;
 const FLOAT =
   /^(?:[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|[-+]?\.[0-9]+(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
-const FLOAT_SPECIAL = /^(?:[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
 
-/** Characters a plain scalar must start with to be a number: a cheap first test. */
-function mayBeNumber(s: string): boolean {
+/** No value: the scalar is a string. */
+const STRING = Symbol('string');
+
+/** The value of a plain scalar under the core schema, or STRING. Exported for tests. */
+export function resolvePlain(s: string): unknown {
   const c = s.charCodeAt(0);
-  return (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e; // 0-9 - + .
+  switch (c) {
+    case 0x7e: // ~
+      return s === '~' ? null : STRING;
+    case 0x6e: // n
+    case 0x4e: // N
+      return s === 'null' || s === 'Null' || s === 'NULL' ? null : STRING;
+    case 0x74: // t
+    case 0x54: // T
+      return s === 'true' || s === 'True' || s === 'TRUE' ? true : STRING;
+    case 0x66: // f
+    case 0x46: // F
+      return s === 'false' || s === 'False' || s === 'FALSE' ? false : STRING;
+    default:
+      if ((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e) return number(s);
+      return STRING;
+  }
+}
+
+function number(s: string): unknown {
+  if (INT.test(s)) {
+    const n = parseInteger(s);
+    if (Number.isFinite(n)) return n;
+  }
+  if (FLOAT.test(s)) {
+    const n = parseFloatValue(s);
+    if (Number.isFinite(n) || /^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$/.test(s)) return n;
+  }
+  return STRING;
 }
 
 function parseInteger(source: string): number {
@@ -30,7 +60,6 @@ function parseInteger(source: string): number {
     if (value[0] === '-') sign = -1;
     value = value.slice(1);
   }
-  if (value.startsWith('0b')) return sign * parseInt(value.slice(2), 2);
   if (value.startsWith('0o')) return sign * parseInt(value.slice(2), 8);
   if (value.startsWith('0x')) return sign * parseInt(value.slice(2), 16);
   return sign * parseInt(value, 10);
@@ -45,49 +74,18 @@ function parseFloatValue(source: string): number {
   return sign * parseFloat(value);
 }
 
-// js-yaml 4 calls resolve(data) for a plain scalar, resolve(data, tag) for an explicit tag,
-// and resolve(null, tag) for an explicitly tagged empty node.
-const nullType = new Type('tag:yaml.org,2002:null', {
-  kind: 'scalar',
-  resolve: (data) => data === null || (typeof data === 'string' && NULLS.has(data)),
-  construct: () => null,
-});
+// js-yaml 4 calls resolve(data) and, when it answers true, construct(data) at once: the
+// value found by resolve is kept for construct instead of being parsed twice.
+let resolved: unknown;
 
-const boolType = new Type('tag:yaml.org,2002:bool', {
-  kind: 'scalar',
-  resolve: (data) => typeof data === 'string' && (TRUES.has(data) || FALSES.has(data)),
-  construct: (data) => TRUES.has(data as string),
-});
-
-const intType = new Type('tag:yaml.org,2002:int', {
-  kind: 'scalar',
-  resolve: (data, tag) => {
-    if (typeof data !== 'string' || data === '') return false;
-    if (
-      tag === undefined ? !mayBeNumber(data) || !INT_IMPLICIT.test(data) : !INT_EXPLICIT.test(data)
-    )
-      return false;
-    return Number.isFinite(parseInteger(data));
-  },
-  construct: (data) => parseInteger(data as string),
-});
-
-const floatType = new Type('tag:yaml.org,2002:float', {
+const coreScalar = new Type('tag:yaml.org,2002:core-scalar', {
   kind: 'scalar',
   resolve: (data) => {
-    if (typeof data !== 'string' || data === '' || !mayBeNumber(data) || !FLOAT.test(data))
-      return false;
-    return Number.isFinite(parseFloatValue(data)) || FLOAT_SPECIAL.test(data);
+    if (typeof data !== 'string') return false;
+    resolved = resolvePlain(data);
+    return resolved !== STRING;
   },
-  construct: (data) => parseFloatValue(data as string),
+  construct: () => resolved,
 });
 
-const mergeType = new Type('tag:yaml.org,2002:merge', {
-  kind: 'scalar',
-  resolve: (data, tag) => data === '<<' || (tag !== undefined && (data === null || data === '')),
-  construct: () => '<<',
-});
-
-export const FAST_SCHEMA: Schema = FAILSAFE_SCHEMA.extend({
-  implicit: [nullType, boolType, intType, floatType, mergeType],
-});
+export const FAST_SCHEMA: Schema = FAILSAFE_SCHEMA.extend({ implicit: [coreScalar] });
