@@ -42,6 +42,18 @@ export function resolvePlain(s: string): unknown {
 }
 
 function number(s: string): unknown {
+  // Most numbers of a site are short unsigned decimals (cpu, memory, sizes): read those
+  // without a regular expression. Longer ones may round, and parseInt rounds them the same.
+  if (s.length > 0 && s.length <= 15) {
+    let n = 0;
+    let i = 0;
+    for (; i < s.length; i++) {
+      const d = s.charCodeAt(i) - 0x30;
+      if (d < 0 || d > 9) break;
+      n = n * 10 + d;
+    }
+    if (i === s.length) return n;
+  }
   if (INT.test(s)) {
     const n = parseInteger(s);
     if (Number.isFinite(n)) return n;
