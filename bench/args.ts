@@ -5,6 +5,8 @@ export interface BenchArgs {
   shapes: SiteShape[];
   runs: number;
   hosts: number[];
+  /** The bpa executable to measure (--bpa): another build, to compare before and after. */
+  bpa: string | undefined;
   flags: Set<string>;
 }
 
@@ -13,6 +15,7 @@ export function benchArgs(argv: string[], defaults: { hosts: number[] }): BenchA
     shapes: Object.keys(SHAPES) as SiteShape[],
     runs: 5,
     hosts: defaults.hosts,
+    bpa: undefined,
     flags: new Set(),
   };
   for (let i = 0; i < argv.length; i++) {
@@ -30,6 +33,7 @@ export function benchArgs(argv: string[], defaults: { hosts: number[] }): BenchA
       out.shapes = shapes as SiteShape[];
     } else if (a === '--runs') out.runs = Number(value());
     else if (a === '--hosts') out.hosts = value().split(',').map(Number);
+    else if (a === '--bpa') out.bpa = value();
     else if (a.startsWith('--')) out.flags.add(a.slice(2));
     else throw new Error(`unexpected argument ${a}`);
   }

@@ -4,7 +4,7 @@
  * processes, against the parsing floor: js-yaml 4 loadAll of the same files
  * (bench/floor-parse.mjs). The floor and bpa run alternately, median of `--runs`.
  *
- *   npx tsx bench/plan.ts [--shapes files,block,flow] [--runs 5] [--hosts 10000[,20000…]]
+ *   npx tsx bench/plan.ts [--shapes files,block,flow] [--runs 5] [--hosts 10000[,20000…]] [--bpa PATH]
  *
  * Shapes are described in bench/gen-site.ts (SHAPES); clusters are hosts / 10. With several
  * host counts, the growth of bpa's time from 10,000 to 20,000 hosts is printed too.
@@ -37,7 +37,7 @@ for (const hosts of args.hosts) {
         args.runs,
         () => measure(process.execPath, [join(root, 'bench', 'floor-parse.mjs'), site.dir]),
         () =>
-          measure(join(root, 'bin', 'bpa'), [
+          measure(args.bpa ?? join(root, 'bin', 'bpa'), [
             'plan',
             site.dir,
             '--leases',

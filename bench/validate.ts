@@ -5,6 +5,7 @@
  * against the same schemas.
  *
  *   npx tsx bench/validate.ts [--shapes files,block,flow] [--runs 5] [--hosts 10000] [--peer]
+ *     [--bpa PATH]   (another build's bin/bpa, to compare before and after)
  *
  * Shapes are described in bench/gen-site.ts (SHAPES); clusters are hosts / 10.
  */
@@ -31,7 +32,8 @@ for (const hosts of args.hosts) {
         measure(process.execPath, [join(root, 'bench', 'floor-parse.mjs'), site.dir], {
           cwd: root,
         }),
-      () => measure(join(root, 'bin', 'bpa'), ['validate', '--format', 'json', site.dir]),
+      () =>
+        measure(args.bpa ?? join(root, 'bin', 'bpa'), ['validate', '--format', 'json', site.dir]),
       (m) => {
         if (m.code !== 0)
           throw new Error(`bpa validate failed (${m.code}): ${m.stdout.slice(0, 2000)}`);
