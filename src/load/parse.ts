@@ -1,5 +1,5 @@
 import { CORE_SCHEMA, YAMLException, loadAll, mergeTag } from 'js-yaml';
-import { loadAll as loadAllFast } from 'js-yaml-4';
+import { loadAll as loadAllFast, type LoadOptions } from 'js-yaml-4';
 import { error, type Problem } from '../util/problem.js';
 import { FAST_SCHEMA } from './core-schema.js';
 import type { LoadLimits } from './limits.js';
@@ -96,6 +96,7 @@ export function loadFast(text: string, limits: LoadLimits): unknown[] | undefine
       maxDepth: limits.maxDepth,
       maxTotalMergeKeys: MAX_MERGE_KEYS,
       onWarning: rethrow,
+      listener: text.includes('{') ? flowKeyGuard() : undefined,
     });
   } catch {
     return undefined;
@@ -107,41 +108,106 @@ function rethrow(warning: Error): never {
 }
 
 /**
+ * Refuses a flow mapping with a key-only entry (`{a, b}`) when one of its entries is a
+ * collection: that entry may be a complex key (`{[a], b}`), which js-yaml 5 rejects and
+ * js-yaml 4 turns into a string. js-yaml 4 composes a node for every key and for every value
+ * that follows a `:`, so a mapping of n keys has 2n child nodes unless an entry has no value.
+ * A node that only carries the result of its single child (js-yaml 4 tries a block mapping
+ * first at block level) is not checked itself.
+ */
+function flowKeyGuard(): NonNullable<LoadOptions['listener']> {
+  const frames: Array<{ children: number; collections: boolean; last: unknown }> = [];
+  return (event, state) => {
+    if (event === 'open') {
+      const parent = frames[frames.length - 1];
+      if (parent) parent.children++;
+      frames.push({ children: 0, collections: false, last: undefined });
+      return;
+    }
+    const frame = frames.pop();
+    const parent = frames[frames.length - 1];
+    const collection = state.kind === 'mapping' || state.kind === 'sequence';
+    if (parent) {
+      parent.last = state.result;
+      if (collection) parent.collections = true;
+    }
+    if (state.kind !== 'mapping' || !frame?.collections) return;
+    if (frame.children === 1 && frame.last === state.result) return; // a wrapper
+    const keys = Object.keys(state.result as object).length;
+    if (frame.children < 2 * keys) throw new Error('a key-only entry beside a collection');
+  };
+}
+
+/**
  * Whether the text may hold something the fast loader leaves to js-yaml 5. Each test is
  * coarse on purpose (a `*` inside a quoted string also counts): a false alarm costs only
- * speed. What is sent to js-yaml 5, and why:
+ * speed. What is sent to js-yaml 5, and why (each found by comparing the two parsers):
  * - `*` aliases: js-yaml 5 counts them (`maxAliases`), js-yaml 4 cannot;
  * - `<<` merge keys: js-yaml 4 also merges the indexes of a list given as a source;
  * - `!` tags: js-yaml 4 reads an empty node tagged `!` as null, js-yaml 5 as "";
  * - complex keys (`? key`, `[a]: b`, `{a: 1}: b`): js-yaml 4 turns them into strings,
- *   js-yaml 5 rejects them;
- * - content on a `---` or `...` line: js-yaml 4 reads `--- a: 1` and `---a: 1` as a mapping.
+ *   js-yaml 5 rejects them (a flow mapping's key-only entry is checked while loading);
+ * - content on a `---` line, or a `#` right after it: js-yaml 4 reads `--- a: 1`, `---a: 1`
+ *   and `---# c` as a document start; document end markers (`...`), after which js-yaml 4
+ *   may count an extra empty document;
+ * - a `#` right after a quote, a bracket or a comma (`"a"# c`, `[a,# c`): not a comment for
+ *   js-yaml 5;
+ * - tabs anywhere, a stream that starts indented, a block scalar as a whole document, a
+ *   list entry with nothing after its dash: js-yaml 4 is lax about the indentation around
+ *   them (it reads `x:\n  -\n - y` as a list of two, js-yaml 5 rejects it).
  */
 export function usesRareFeatures(text: string): boolean {
-  if (text.includes('*') || text.includes('<<') || text.includes('!')) return true;
+  for (const marker of RARE) if (text.includes(marker)) return true;
+  const first = text.charCodeAt(0);
+  // An indented stream, a document end marker first, a block scalar as a document.
+  if (first === 0x20 || first === 0xfeff || first === 0x7c || first === 0x3e) return true;
+  if (text.startsWith('...')) return true;
+  for (const empty of ['-\n', '- \n', '-\r', '- \r', '- #']) {
+    // A list entry with nothing after its dash (a `---` marker is no entry).
+    for (let at = text.indexOf(empty); at !== -1; at = text.indexOf(empty, at + 1)) {
+      if (text.charCodeAt(at - 1) !== 0x2d || text.charCodeAt(at - 2) !== 0x2d) return true;
+    }
+  }
   for (let at = text.indexOf('?'); at !== -1; at = text.indexOf('?', at + 1)) {
     if (isSpaceOrEnd(text.charCodeAt(at + 1))) return true;
   }
   for (const close of [']', '}']) {
     for (let at = text.indexOf(close); at !== -1; at = text.indexOf(close, at + 1)) {
       let next = at + 1;
-      while (text.charCodeAt(next) === 0x20 || text.charCodeAt(next) === 0x09) next++;
+      while (text.charCodeAt(next) === 0x20) next++;
       if (text.charCodeAt(next) === 0x3a /* : */) return true;
     }
   }
-  for (const marker of ['---', '...']) {
-    let at = text.startsWith(marker) ? 0 : text.indexOf(`\n${marker}`);
-    while (at !== -1) {
-      const start = text[at] === '\n' ? at + 1 : at;
-      let next = start + 3;
-      while (text.charCodeAt(next) === 0x20 || text.charCodeAt(next) === 0x09) next++;
-      const c = text.charCodeAt(next);
-      if (!(Number.isNaN(c) || c === 0x0a || c === 0x0d || c === 0x23 /* # */)) return true;
-      at = text.indexOf(`\n${marker}`, start);
-    }
+  let at = text.startsWith('---') ? 0 : text.indexOf('\n---');
+  while (at !== -1) {
+    const start = text[at] === '\n' ? at + 1 : at;
+    let next = start + 3;
+    if (!isSpaceOrEnd(text.charCodeAt(next))) return true; // `---a`, `---#`
+    while (text.charCodeAt(next) === 0x20) next++;
+    const c = text.charCodeAt(next);
+    if (!(Number.isNaN(c) || c === 0x0a || c === 0x0d || c === 0x23 /* # */)) return true;
+    at = text.indexOf('\n---', start);
   }
   return false;
 }
+
+/** Substrings that send a file to js-yaml 5 wherever they are (see usesRareFeatures). */
+const RARE = [
+  '*',
+  '<<',
+  '!',
+  '\t',
+  '\n...', // document end markers
+  '\n|', // a block scalar as a document
+  '\n>',
+  '"#', // a `#` that is no comment for js-yaml 5
+  "'#",
+  ']#',
+  '}#',
+  '[#',
+  '{#',
+  ',#',
+];
 
 /** Space, tab, line break or the end of the text. */
 function isSpaceOrEnd(c: number): boolean {
