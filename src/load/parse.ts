@@ -35,10 +35,11 @@ const MAX_MERGE_KEYS = 10_000;
  * the fastest of the JavaScript YAML parsers measured (docs/PERFORMANCE.md), with a schema
  * that resolves scalars exactly as js-yaml 5's core schema does (`core-schema.ts`). js-yaml 5
  * is the reference: every file js-yaml 4 rejects, for any reason, is parsed again by js-yaml 5,
- * whose error (code, message, line) is reported, as are the files that use aliases or merge
- * keys, whose limits (`maxAliases`, the merge-key budget) only js-yaml 5 enforces. Positions of
- * problems come from js-yaml 5's event stream (`locate.ts`), built only for files with
- * problems. `test/unit/load/semantics.test.ts` checks that both parsers read the same values.
+ * whose error (code, message, line) is reported, and so is every file that may hold something
+ * the two read differently or whose limit only js-yaml 5 enforces (aliases and `maxAliases`,
+ * merge keys, tags, complex keys…: `usesRareFeatures`). Positions of problems come from
+ * js-yaml 5's event stream (`locate.ts`), built only for files with problems.
+ * `test/unit/load/semantics.test.ts` checks that both parsers read the same documents.
  */
 export function parseFile(file: string, text: string, limits: LoadLimits): ParsedFile {
   const docCount = countDocumentMarkers(text);
@@ -116,25 +117,28 @@ function rethrow(warning: Error): never {
  * first at block level) is not checked itself.
  */
 function flowKeyGuard(): NonNullable<LoadOptions['listener']> {
-  const frames: Array<{ children: number; collections: boolean; last: unknown }> = [];
+  // Per depth (js-yaml 4's state.depth: 1 for a document's root) of the nodes being composed.
+  const children: number[] = [0];
+  const collections: boolean[] = [false];
+  const last: unknown[] = [undefined];
   return (event, state) => {
+    const d = state.depth;
     if (event === 'open') {
-      const parent = frames[frames.length - 1];
-      if (parent) parent.children++;
-      frames.push({ children: 0, collections: false, last: undefined });
+      children[d - 1] = (children[d - 1] ?? 0) + 1;
+      children[d] = 0;
+      collections[d] = false;
+      last[d] = undefined;
       return;
     }
-    const frame = frames.pop();
-    const parent = frames[frames.length - 1];
-    const collection = state.kind === 'mapping' || state.kind === 'sequence';
-    if (parent) {
-      parent.last = state.result;
-      if (collection) parent.collections = true;
-    }
-    if (state.kind !== 'mapping' || !frame?.collections) return;
-    if (frame.children === 1 && frame.last === state.result) return; // a wrapper
+    const kind = state.kind;
+    last[d - 1] = state.result;
+    if (kind === 'sequence') collections[d - 1] = true;
+    if (kind !== 'mapping') return;
+    collections[d - 1] = true;
+    if (!collections[d]) return;
+    if (children[d] === 1 && last[d] === state.result) return; // a wrapper
     const keys = Object.keys(state.result as object).length;
-    if (frame.children < 2 * keys) throw new Error('a key-only entry beside a collection');
+    if ((children[d] ?? 0) < 2 * keys) throw new Error('a key-only entry beside a collection');
   };
 }
 
