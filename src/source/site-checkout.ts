@@ -117,6 +117,29 @@ async function prune(
   }
 }
 
+/**
+ * The regular files of the last checkout under `sitePath`, by path relative to it, with their
+ * blob ids and the stat taken when they were written (empty when there is no manifest).
+ */
+export async function checkedOutFiles(
+  dir: string,
+  sitePath: string,
+): Promise<Map<string, { oid: string; size: number; mtimeMs: number; ino: number }>> {
+  const { files } = await readManifest(join(dir, '.git', MANIFEST));
+  const prefix = sitePath ? `${sitePath}/` : '';
+  const out = new Map<string, { oid: string; size: number; mtimeMs: number; ino: number }>();
+  for (const [path, e] of Object.entries(files)) {
+    if (e.mode === '120000' || !path.startsWith(prefix)) continue;
+    out.set(path.slice(prefix.length), {
+      oid: e.oid,
+      size: e.size,
+      mtimeMs: e.mtimeMs,
+      ino: e.ino,
+    });
+  }
+  return out;
+}
+
 async function readManifest(path: string): Promise<Manifest> {
   try {
     const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<Manifest>;

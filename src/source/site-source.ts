@@ -13,6 +13,13 @@ export interface SiteSource {
   verify?(revision: string): Promise<void>;
   /** Whether the revision carries a signature at all (bpa's own status commits do not). */
   signed?(revision: string): Promise<boolean>;
+  /**
+   * The files the last sync wrote, by site-relative path, with their git blob ids and stat:
+   * a file still so on disk need not be read to be known (load/cache.ts).
+   */
+  checkedOut?(): Promise<
+    ReadonlyMap<string, { oid: string; size: number; mtimeMs: number; ino: number }>
+  >;
   /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
   previousReports(siteDir: string): Promise<Map<string, unknown>>;
   /** Writes the reports (site-relative paths); returns a commit id when one was made. */
