@@ -2,19 +2,29 @@ import { createHash } from 'node:crypto';
 import type { ExecutionSettings } from '../config/execution.js';
 import type { ClusterPlan } from './types.js';
 
-/** JSON with object keys sorted at every level: the same data always gives the same text. */
+/**
+ * JSON with object keys sorted at every level: the same data always gives the same text.
+ * Written as a sorted copy given to JSON.stringify without a replacer: a replacer rebuilding
+ * every object from its sorted entries took twice as long on a 10,000-host plan.
+ */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      return Object.fromEntries(
-        Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
-          a < b ? -1 : a > b ? 1 : 0,
-        ),
-      );
-    }
-    if (typeof v === 'bigint') return v.toString();
-    return v;
-  });
+  return JSON.stringify(sorted(value, ''));
+}
+
+/** `value` as JSON.stringify would see it, with every object's keys inserted in sorted order. */
+function sorted(value: unknown, key: string): unknown {
+  let v = value;
+  if (v === null || (typeof v !== 'object' && typeof v !== 'bigint')) return v;
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function')
+    v = (v as { toJSON: (key: string) => unknown }).toJSON(key);
+  if (v === null || typeof v !== 'object') return typeof v === 'bigint' ? v.toString() : v;
+  if (Array.isArray(v)) return v.map((x, i) => sorted(x, String(i)));
+  const obj = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  // Integer-like keys still come first, in numeric order: JavaScript orders them so in any object.
+  for (const k of Object.keys(obj).sort()) out[k] = sorted(obj[k], k);
+  return out;
 }
 
 export function sha256Hex(text: string): string {
