@@ -134,6 +134,7 @@ async function load(ctx: RunContext): Promise<void> {
   const checkedOut =
     files && ctx.site.kind === 'source' ? await ctx.site.source.checkedOut?.() : undefined;
   ctx.loaded = await loadSite(ctx.siteDir as string, DEFAULT_LIMITS, files, checkedOut);
+  if (files) ctx.log.debug({ revision: ctx.revision, ...files.counts }, 'site loaded');
 }
 
 /** The site as the operator lets it be: what it may ask of bpa's machine is checked here too. */
