@@ -300,10 +300,13 @@ describe('reconciler over in-memory ports', () => {
     const second = await warm.reconcile('webhook');
     const loads = lines.filter((l) => l['msg'] === 'site loaded');
     assert.equal(loads.length, 2);
-    const [one, two] = loads as [Record<string, number>, Record<string, number>];
-    assert.equal(one['reused'], 0);
-    assert.ok(two['reused'] > 0 && two['parsed'] < one['parsed'], JSON.stringify(two));
-    assert.equal(two['reused'] + two['parsed'], one['parsed']);
+    const [one, two] = loads.map((l) => ({
+      reused: Number(l['reused']),
+      parsed: Number(l['parsed']),
+    })) as [{ reused: number; parsed: number }, { reused: number; parsed: number }];
+    assert.equal(one.reused, 0);
+    assert.ok(two.reused > 0 && two.parsed < one.parsed, JSON.stringify(two));
+    assert.equal(two.reused + two.parsed, one.parsed);
     // The same as a reconciler that starts from nothing on the same input.
     assert.equal(second.result, 'applied', JSON.stringify(second.error));
     const report = source.clusterReport('east');
