@@ -57,7 +57,7 @@ for (const hosts of args.hosts) {
       );
       console.log(report(label, c, 2));
       rows.push(
-        `| ${shape} | ${hosts} | ${site.files} | ${(site.bytes / 1e6).toFixed(1)} MB | ${c.floor.seconds.toFixed(2)} s | ${c.bpa.seconds.toFixed(2)} s | **${c.ratio.toFixed(2)}** | ${c.floor.peakMiB.toFixed(0)} / ${c.bpa.peakMiB.toFixed(0)} MiB | ${c.load[0].toFixed(1)}–${c.load[1].toFixed(1)} |`,
+        `| ${shape} | ${hosts} | ${site.files} | ${(site.bytes / 1e6).toFixed(1)} MB | ${c.floor.seconds.toFixed(2)} s | ${c.bpa.seconds.toFixed(2)} s | **${c.ratio.toFixed(2)}** | ${c.cpuRatio.toFixed(2)} | ${c.floor.peakMiB.toFixed(0)} / ${c.bpa.peakMiB.toFixed(0)} MiB | ${c.load[0].toFixed(1)}–${c.load[1].toFixed(1)} |`,
       );
       times.set(`${shape}-${hosts}`, c.bpa);
     } finally {
@@ -66,9 +66,9 @@ for (const hosts of args.hosts) {
   }
 }
 console.log(
-  '\n| shape | hosts | files | size | floor | bpa plan | bpa / floor | peak RSS floor / bpa | load |',
+  '\n| shape | hosts | files | size | floor | bpa plan | bpa / floor | CPU bpa / floor | peak RSS floor / bpa | load |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
 for (const shape of args.shapes) {
   const ten = times.get(`${shape}-10000`);

@@ -41,15 +41,15 @@ for (const hosts of args.hosts) {
     );
     console.log(report(label, c, 1.5));
     rows.push(
-      `| ${shape} | ${site.files} | ${(site.bytes / 1e6).toFixed(1)} MB | ${c.floor.seconds.toFixed(2)} s | ${c.bpa.seconds.toFixed(2)} s | **${c.ratio.toFixed(2)}** | ${c.floor.peakMiB.toFixed(0)} / ${c.bpa.peakMiB.toFixed(0)} MiB | ${c.load[0].toFixed(1)}–${c.load[1].toFixed(1)} |`,
+      `| ${shape} | ${site.files} | ${(site.bytes / 1e6).toFixed(1)} MB | ${c.floor.seconds.toFixed(2)} s | ${c.bpa.seconds.toFixed(2)} s | **${c.ratio.toFixed(2)}** | ${c.cpuRatio.toFixed(2)} | ${c.floor.peakMiB.toFixed(0)} / ${c.bpa.peakMiB.toFixed(0)} MiB | ${c.load[0].toFixed(1)}–${c.load[1].toFixed(1)} |`,
     );
     if (args.flags.has('peer')) await peer(site, out);
   }
 }
 console.log(
-  '\n| shape | files | size | floor | bpa validate | bpa / floor | peak RSS floor / bpa | load |',
+  '\n| shape | files | size | floor | bpa validate | bpa / floor | CPU bpa / floor | peak RSS floor / bpa | load |',
 );
-console.log('|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
 
 /** ajv-cli reads one document per file: it gets the same documents split one per file, by kind. */
