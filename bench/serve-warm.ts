@@ -115,7 +115,9 @@ export async function benchWarm(
     (globalThis as { gc?: () => void }).gc?.();
     const m = process.memoryUsage();
     memory.push(`${n}: RSS ${mib(m.rss)}, heap ${mib(m.heapUsed)}`);
-    console.log(`  after ${n} changes: RSS ${mib(m.rss)}, heap used ${mib(m.heapUsed)}`);
+    console.log(
+      `  after ${n} changes: RSS ${mib(m.rss)}, heap used ${mib(m.heapUsed)}, external ${mib(m.external)} (array buffers ${mib(m.arrayBuffers)}), cached files ${cache.files.size}`,
+    );
   };
   sample(0);
   await coldPlan();
