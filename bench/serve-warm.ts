@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { OPTIONS, resolveConfig, type OptionName } from '../src/config/options.js';
 import { SiteCache } from '../src/load/index.js';
 import { createRun, type WarmCache } from '../src/reconcile/context.js';
-import { runSteps } from '../src/reconcile/steps.js';
+import { STEPS, runSteps } from '../src/reconcile/steps.js';
 import { GitSource } from '../src/source/git-source.js';
 import type { SiteSource } from '../src/source/site-source.js';
 import { silentLogger } from '../src/util/log.js';
@@ -87,7 +87,23 @@ export async function benchWarm(
     return { ms: plannedAt - fetchedAt, siteDir: ctx.siteDir as string };
   };
 
+  // Each step's time in every warm run (the step functions wrapped for this bench only).
+  const stepTimes = new Map<string, number[]>();
+  const restore: Array<() => void> = [];
+  for (const step of STEPS) {
+    const original = step.run;
+    const timed = step as { run: typeof original };
+    timed.run = async (ctx) => {
+      const t = performance.now();
+      await original(ctx);
+      stepTimes.set(step.name, [...(stepTimes.get(step.name) ?? []), performance.now() - t]);
+    };
+    restore.push(() => {
+      timed.run = original;
+    });
+  }
   const first = await reconcile();
+  stepTimes.clear();
   console.log(`  first reconcile (cold cache, in this process): ${first.ms.toFixed(0)} ms`);
   // A cold `bpa plan` of the same checked-out site at every memory reading: spread over the
   // run, it sees the same machine as the warm reconciles around it.
@@ -142,6 +158,10 @@ export async function benchWarm(
       );
     }
   }
+  for (const r of restore) r();
+  console.log(
+    `  warm steps, median: ${[...stepTimes].map(([name, ts]) => `${name} ${med(ts).toFixed(0)} ms`).join(', ')}`,
+  );
   const warm = med(times);
   const cold = { seconds: med(colds) / 1000 };
   const ratio = warm / (cold.seconds * 1000);
