@@ -1,64 +1,80 @@
 /**
- * bpa plan on large sites (half the nodes pinned by MAC, half placed by resources, one
- * dnsmasq lease per host), as a whole process, against the parsing floor (js-yaml loadAll
- * of the same files).
+ * `bpa plan` on large sites of several shapes (half the nodes pinned by MAC, half placed by
+ * resources, one dnsmasq lease per host given with --leases, an empty state), as whole
+ * processes, against the parsing floor: js-yaml 4 loadAll of the same files
+ * (bench/floor-parse.mjs). The floor and bpa run alternately, median of `--runs`.
  *
- *   npx tsx bench/plan.ts [runs=3] [hosts...=2000 10000 20000]
+ *   npx tsx bench/plan.ts [--shapes files,block,flow] [--runs 5] [--hosts 10000[,20000…]] [--bpa PATH]
+ *
+ * Shapes are described in bench/gen-site.ts (SHAPES); clusters are hosts / 10. With several
+ * host counts, the growth of bpa's time from 10,000 to 20,000 hosts is printed too.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateSite } from './gen-site.js';
-import { fmt, measure, median, type Measured } from './measure.js';
+import { benchArgs } from './args.js';
+import { SHAPES, generateSite } from './gen-site.js';
+import { compare, measure, report, type Measured } from './measure.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const [runsArg, ...sizesArg] = process.argv.slice(2);
-const runs = Number(runsArg ?? 3);
-const sizes = sizesArg.length ? sizesArg.map(Number) : [2000, 10000, 20000];
-const results: Array<{ hosts: number; bpa: Measured; floor: Measured }> = [];
+const args = benchArgs(process.argv.slice(2), { hosts: [10000] });
+const rows: string[] = [];
+const times = new Map<string, Measured>();
 
-for (const hosts of sizes) {
-  const clusters = hosts / 10;
-  const site = await generateSite(
-    join(root, 'bench', 'out', `plan-${hosts}`, 'site'),
-    clusters,
-    hosts,
-  );
-  const state = await mkdtemp(join(tmpdir(), 'bpa-bench-state-'));
-  const bpa = await median(runs, () =>
-    measure(join(root, 'bin', 'bpa'), [
-      'plan',
-      site.dir,
-      '--leases',
-      site.leaseFile,
-      '--state',
-      state,
-      '-o',
-      'json',
-    ]),
-  );
-  await rm(state, { recursive: true, force: true });
-  if (bpa.code !== 2) throw new Error(`bpa plan exited ${bpa.code}: ${bpa.stdout.slice(0, 2000)}`);
-  const plan = JSON.parse(bpa.stdout) as {
-    problems: unknown[];
-    clusters: Array<{ actions: unknown[] }>;
-  };
-  if (plan.problems.length)
-    throw new Error(`unexpected problems: ${JSON.stringify(plan.problems.slice(0, 3))}`);
-  const floor = await median(runs, () =>
-    measure(process.execPath, [join(root, 'bench', 'floor-parse.mjs'), site.dir]),
-  );
-  console.log(
-    `${hosts} hosts, ${clusters} clusters, ${site.documents} documents, ${(site.bytes / 1e6).toFixed(1)} MB:`,
-  );
-  console.log(
-    `  bpa plan: ${fmt(bpa)}   floor: ${fmt(floor)}   ratio ${(bpa.seconds / floor.seconds).toFixed(2)}`,
-  );
-  results.push({ hosts, bpa, floor });
+for (const hosts of args.hosts) {
+  for (const shape of args.shapes) {
+    const site = await generateSite(
+      join(root, 'bench', 'out', `plan-${shape}-${hosts}`, 'site'),
+      hosts / 10,
+      hosts,
+      shape,
+    );
+    const label = `${shape} (${SHAPES[shape]}): ${site.hosts} hosts and leases, ${site.files} files, ${site.documents} documents, ${(site.bytes / 1e6).toFixed(1)} MB`;
+    const state = await mkdtemp(join(tmpdir(), 'bpa-bench-state-'));
+    try {
+      const c = await compare(
+        args.runs,
+        () => measure(process.execPath, [join(root, 'bench', 'floor-parse.mjs'), site.dir]),
+        () =>
+          measure(args.bpa ?? join(root, 'bin', 'bpa'), [
+            'plan',
+            site.dir,
+            '--leases',
+            site.leaseFile,
+            '--state',
+            state,
+            '-o',
+            'json',
+          ]),
+        (m) => {
+          if (m.code !== 2)
+            throw new Error(`bpa plan exited ${m.code}: ${m.stdout.slice(0, 2000)}`);
+          const plan = JSON.parse(m.stdout) as { problems: unknown[] };
+          if (plan.problems.length)
+            throw new Error(`unexpected problems: ${JSON.stringify(plan.problems.slice(0, 3))}`);
+        },
+      );
+      console.log(report(label, c, 2));
+      rows.push(
+        `| ${shape} | ${hosts} | ${site.files} | ${(site.bytes / 1e6).toFixed(1)} MB | ${c.floor.seconds.toFixed(2)} s | ${c.bpa.seconds.toFixed(2)} s | **${c.ratio.toFixed(2)}** | ${c.cpuRatio.toFixed(2)} | ${c.floor.peakMiB.toFixed(0)} / ${c.bpa.peakMiB.toFixed(0)} MiB | ${c.load[0].toFixed(1)}–${c.load[1].toFixed(1)} |`,
+      );
+      times.set(`${shape}-${hosts}`, c.bpa);
+    } finally {
+      await rm(state, { recursive: true, force: true });
+    }
+  }
 }
-const at = (h: number): Measured | undefined => results.find((r) => r.hosts === h)?.bpa;
-const ten = at(10000);
-const twenty = at(20000);
-if (ten && twenty)
-  console.log(`growth 10k → 20k: ${(twenty.seconds / ten.seconds).toFixed(2)}× (target ≤ 2.3×)`);
+console.log(
+  '\n| shape | hosts | files | size | floor | bpa plan | bpa / floor | CPU bpa / floor | peak RSS floor / bpa | load |',
+);
+console.log('|---|---|---|---|---|---|---|---|---|---|');
+for (const r of rows) console.log(r);
+for (const shape of args.shapes) {
+  const ten = times.get(`${shape}-10000`);
+  const twenty = times.get(`${shape}-20000`);
+  if (ten && twenty)
+    console.log(
+      `${shape}: growth 10k → 20k ${(twenty.seconds / ten.seconds).toFixed(2)}× (target ≤ 2.3×)`,
+    );
+}

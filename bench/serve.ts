@@ -4,10 +4,12 @@
  *   (a) a no-op poll (remote unchanged): its HTTP requests, its duration, and that no SSH happens;
  *   (b) a shallow clone of a 2,000-file, 5,000-commit repository, bpa vs native git (bench/git.ts);
  *   (c) latency from a signed webhook push to the first apply step;
- *   (d) RSS of the serve process over 500 no-op cycles.
+ *   (d) RSS of the serve process over 500 no-op cycles;
+ *   (e) the warm path: one-file commits of a 10,000-host site, fetched revision → plan ready,
+ *       against a cold `bpa plan`, and memory over 500 of them (bench/serve-warm.ts).
  * Run as root, after `npm run build` (it runs bin/bpa):
- *   npx tsx bench/serve.ts [--only abcd] [--rss-cycles 500]
- * Without root (or without ansible-playbook) only (b) runs.
+ *   npx tsx bench/serve.ts [--only abcde] [--rss-cycles 500] [--changes 500] [--warm-shape block]
+ * Without root (or without ansible-playbook) only (b) and (e) run.
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -27,7 +29,9 @@ import {
   writeLabSite,
   type LabSiteNode,
 } from '../test/integration/apply/lab-site.js';
+import { isShape } from './gen-site.js';
 import { buildSiteRepo, compareShallowClones, median, type CloneRun } from './git.js';
+import { benchWarm } from './serve-warm.js';
 import { readTree } from '../test/fakes/tree.js';
 import { sendPush } from '../test/fakes/webhook.js';
 
@@ -585,9 +589,9 @@ function printSummary(): void {
 /** `--only ac`: the figures to run (default all). */
 function selected(argv: string[]): Set<string> {
   const i = argv.indexOf('--only');
-  const letters = i >= 0 ? (argv[i + 1] ?? '') : 'abcd';
-  if (!/^[abcd]+$/.test(letters))
-    throw new Error(`--only takes letters of abcd, got ${JSON.stringify(letters)}`);
+  const letters = i >= 0 ? (argv[i + 1] ?? '') : 'abcde';
+  if (!/^[abcde]+$/.test(letters))
+    throw new Error(`--only takes letters of abcde, got ${JSON.stringify(letters)}`);
   return new Set(letters);
 }
 
@@ -600,9 +604,22 @@ function rssCycles(argv: string[]): number {
   return n;
 }
 
+/** `--changes N` and `--warm-shape S` for (e). */
+function warmOptions(argv: string[]): { changes: number; shape: 'files' | 'block' | 'flow' } {
+  const c = argv.indexOf('--changes');
+  const changes = c >= 0 ? Number(argv[c + 1]) : 500;
+  if (!Number.isInteger(changes) || changes < 1)
+    throw new Error('--changes takes a positive integer');
+  const s = argv.indexOf('--warm-shape');
+  const shape = s >= 0 ? (argv[s + 1] ?? '') : 'block';
+  if (!isShape(shape)) throw new Error(`unknown --warm-shape ${shape}`);
+  return { changes, shape };
+}
+
 async function main(): Promise<number> {
   const only = selected(process.argv.slice(2));
   const cycles = rssCycles(process.argv.slice(2));
+  const warm = warmOptions(process.argv.slice(2));
   if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
     console.error('bench/serve.ts runs bin/bpa: build it first with `npm run build`');
     return 2;
@@ -630,6 +647,7 @@ async function main(): Promise<number> {
     console.log(`bpa serve benchmarks (node ${process.version}, ${process.platform})`);
 
     if (only.has('b')) await benchClone(git, tmp);
+    if (only.has('e')) rows.push(...(await benchWarm(git, tmp, ROOT, { ...warm, hosts: 10_000 })));
 
     const needLab = only.has('a') || only.has('c') || only.has('d');
     const canLab =

@@ -1,102 +1,111 @@
 /**
- * bpa validate on a large site, against the parsing floor (js-yaml loadAll of the same files)
- * and the peer (ajv-cli validating the same documents against the same schemas).
+ * `bpa validate` on large sites of several shapes, as whole processes, against the parsing
+ * floor: js-yaml 4 loadAll of the same files (bench/floor-parse.mjs). The floor and bpa run
+ * alternately, median of `--runs`; with --peer, also ajv-cli validating the same documents
+ * against the same schemas.
  *
- *   npx tsx bench/validate.ts [clusters=1000] [hosts=10000] [runs=3]
+ *   npx tsx bench/validate.ts [--shapes files,block,flow] [--runs 5] [--hosts 10000] [--peer]
+ *     [--bpa PATH]   (another build's bin/bpa, to compare before and after)
  *
- * Prints wall time and peak RSS of each, as whole processes.
+ * Shapes are described in bench/gen-site.ts (SHAPES); clusters are hosts / 10.
  */
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CORE_SCHEMA, loadAll } from 'js-yaml';
-import { generateSite } from './gen-site.js';
-import { fmt, measure, median } from './measure.js';
+import { CORE_SCHEMA, loadAll } from 'js-yaml-4';
+import { benchArgs } from './args.js';
+import { SHAPES, generateSite, type GeneratedSite } from './gen-site.js';
+import { compare, measure, median, report, type Measured } from './measure.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const [clusters = 1000, hosts = 10000, runs = 3] = process.argv.slice(2).map(Number);
-const out = join(root, 'bench', 'out', `validate-${clusters}-${hosts}`);
-const site = await generateSite(join(out, 'site'), clusters, hosts);
+const args = benchArgs(process.argv.slice(2), { hosts: [10000] });
+const rows: string[] = [];
+
+for (const hosts of args.hosts) {
+  for (const shape of args.shapes) {
+    const out = join(root, 'bench', 'out', `validate-${shape}-${hosts}`);
+    const site = await generateSite(join(out, 'site'), hosts / 10, hosts, shape);
+    const label = `${shape} (${SHAPES[shape]}): ${site.hosts} hosts, ${site.files} files, ${site.documents} documents, ${(site.bytes / 1e6).toFixed(1)} MB`;
+    const c = await compare(
+      args.runs,
+      () =>
+        measure(process.execPath, [join(root, 'bench', 'floor-parse.mjs'), site.dir], {
+          cwd: root,
+        }),
+      () =>
+        measure(args.bpa ?? join(root, 'bin', 'bpa'), ['validate', '--format', 'json', site.dir]),
+      (m) => {
+        if (m.code !== 0)
+          throw new Error(`bpa validate failed (${m.code}): ${m.stdout.slice(0, 2000)}`);
+      },
+    );
+    console.log(report(label, c, 1.5));
+    rows.push(
+      `| ${shape} | ${site.files} | ${(site.bytes / 1e6).toFixed(1)} MB | ${c.floor.seconds.toFixed(2)} s | ${c.bpa.seconds.toFixed(2)} s | **${c.ratio.toFixed(2)}** | ${c.cpuRatio.toFixed(2)} | ${c.floor.peakMiB.toFixed(0)} / ${c.bpa.peakMiB.toFixed(0)} MiB | ${c.load[0].toFixed(1)}–${c.load[1].toFixed(1)} |`,
+    );
+    if (args.flags.has('peer')) await peer(site, out);
+  }
+}
 console.log(
-  `site: ${site.clusters} clusters, ${site.hosts} hosts, ${site.files} files, ${site.documents} documents, ${(site.bytes / 1e6).toFixed(1)} MB`,
+  '\n| shape | files | size | floor | bpa validate | bpa / floor | CPU bpa / floor | peak RSS floor / bpa | load |',
 );
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const r of rows) console.log(r);
 
-const bpa = await median(runs, () =>
-  measure(join(root, 'bin', 'bpa'), ['validate', '--format', 'json', site.dir]),
-);
-if (bpa.code !== 0)
-  throw new Error(`bpa validate failed (${bpa.code}): ${bpa.stdout.slice(0, 2000)}`);
-const floor = await median(runs, () =>
-  measure(process.execPath, [join(root, 'bench', 'floor-parse.mjs'), site.dir], { cwd: root }),
-);
-
-// ajv-cli reads one document per file: give it the same documents split one per file, by kind.
-const peerDir = join(out, 'ajv-cli');
-await rm(peerDir, { recursive: true, force: true });
-const byKind = new Map<string, string[]>();
-const walk = async (dir: string): Promise<void> => {
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) await walk(p);
-    else if (/\.ya?ml$/.test(e.name)) {
-      const text = await readFile(p, 'utf8');
-      const chunks = text.split(/^---\n/m);
-      for (const [i, chunk] of chunks.entries()) {
-        const [doc] = loadAll(chunk, { schema: CORE_SCHEMA }) as Array<{ kind: string }>;
-        const kind = doc?.kind ?? 'unknown';
-        const target = join(
-          peerDir,
-          kind,
-          `${p.slice(site.dir.length + 1).replace(/\//g, '_')}-${i}.yaml`,
-        );
-        const list = byKind.get(kind) ?? [];
-        list.push(target);
-        byKind.set(kind, list);
-        await mkdir(join(peerDir, kind), { recursive: true });
-        await writeFile(target, chunk);
+/** ajv-cli reads one document per file: it gets the same documents split one per file, by kind. */
+async function peer(site: GeneratedSite, out: string): Promise<void> {
+  const peerDir = join(out, 'ajv-cli');
+  await rm(peerDir, { recursive: true, force: true });
+  const byKind = new Map<string, string[]>();
+  const walk = async (dir: string): Promise<void> => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (/\.ya?ml$/.test(e.name)) {
+        const text = await readFile(p, 'utf8');
+        for (const [i, chunk] of text.split(/^---\n/m).entries()) {
+          const [doc] = loadAll(chunk, { schema: CORE_SCHEMA }) as Array<{ kind: string }>;
+          const kind = doc?.kind ?? 'unknown';
+          const name = `${p.slice(site.dir.length + 1).replace(/\//g, '_')}-${i}.yaml`;
+          byKind.set(kind, [...(byKind.get(kind) ?? []), name]);
+          await mkdir(join(peerDir, kind), { recursive: true });
+          await writeFile(join(peerDir, kind, name), chunk);
+        }
       }
     }
+  };
+  await walk(site.dir);
+  const schemaFile: Record<string, string> = {
+    Cluster: 'cluster',
+    Provisioning: 'provisioning',
+    Software: 'software',
+    BareMetalHost: 'baremetalhost',
+  };
+  const schemaDir = join(root, 'schemas');
+  const refs = (await readdir(schemaDir)).filter((f) => f.endsWith('.schema.json'));
+  let seconds = 0;
+  let peak = 0;
+  for (const [kind, files] of byKind) {
+    const schema = schemaFile[kind];
+    if (!schema) throw new Error(`no schema for ${kind}`);
+    const others = refs
+      .filter((r) => r !== `${schema}.schema.json`)
+      .flatMap((r) => ['-r', join(schemaDir, r)]);
+    const m: Measured = await median(args.runs, () =>
+      measure(join(root, 'node_modules', '.bin', 'ajv'), [
+        'validate',
+        '--strict=false',
+        '-s',
+        join(schemaDir, `${schema}.schema.json`),
+        ...others,
+        '-d',
+        join(peerDir, kind, '*.yaml'),
+      ]),
+    );
+    if (m.code !== 0) throw new Error(`ajv-cli failed for ${kind}: ${m.stdout.slice(0, 500)}`);
+    console.log(`  ajv-cli ${kind}: ${files.length} documents, ${m.seconds.toFixed(2)} s`);
+    seconds += m.seconds;
+    peak = Math.max(peak, m.peakMiB);
   }
-};
-await walk(site.dir);
-const schemaFile: Record<string, string> = {
-  Cluster: 'cluster',
-  Provisioning: 'provisioning',
-  Software: 'software',
-  BareMetalHost: 'baremetalhost',
-};
-const schemaDir = join(root, 'schemas');
-const refs = (await readdir(schemaDir)).filter((f) => f.endsWith('.schema.json'));
-let peerSeconds = 0;
-let peerPeak = 0;
-for (const [kind, files] of byKind) {
-  const schema = schemaFile[kind];
-  if (!schema) throw new Error(`no schema for ${kind}`);
-  const others = refs
-    .filter((r) => r !== `${schema}.schema.json`)
-    .flatMap((r) => ['-r', join(schemaDir, r)]);
-  const m = await median(runs, () =>
-    measure(join(root, 'node_modules', '.bin', 'ajv'), [
-      'validate',
-      '--strict=false',
-      '-s',
-      join(schemaDir, `${schema}.schema.json`),
-      ...others,
-      '-d',
-      join(peerDir, kind, '*.yaml'),
-    ]),
-  );
-  if (m.code !== 0) throw new Error(`ajv-cli failed for ${kind}: ${m.stdout.slice(0, 500)}`);
-  console.log(`  ajv-cli ${kind}: ${files.length} documents, ${fmt(m)}`);
-  peerSeconds += m.seconds;
-  peerPeak = Math.max(peerPeak, m.peakMiB);
+  console.log(`  peer (ajv-cli, summed): ${seconds.toFixed(2)} s, peak ${peak.toFixed(0)} MiB`);
 }
-
-console.log(`bpa validate:            ${fmt(bpa)}`);
-console.log(`floor (js-yaml loadAll): ${fmt(floor)}`);
-console.log(
-  `peer (ajv-cli, summed):  ${peerSeconds.toFixed(2)} s, peak ${peerPeak.toFixed(0)} MiB`,
-);
-console.log(
-  `bpa / floor = ${(bpa.seconds / floor.seconds).toFixed(2)} (target ≤ 1.5), bpa / peer = ${(bpa.seconds / peerSeconds).toFixed(2)} (target < 1), peak ${bpa.peakMiB.toFixed(0)} MiB (target < 300)`,
-);

@@ -1,4 +1,5 @@
 import { hasErrors, type Problem } from '../util/problem.js';
+import type { CheckedOutFile, SiteCache } from './cache.js';
 import { DEFAULT_LIMITS, type LoadLimits } from './limits.js';
 import { FileLocator } from './locate.js';
 import { parseFile, type LoadedDocument } from './parse.js';
@@ -7,6 +8,7 @@ import { readSite, type SiteFile } from './read-site.js';
 export type { LoadedDocument } from './parse.js';
 export type { SiteFile } from './read-site.js';
 export { DEFAULT_LIMITS, type LoadLimits } from './limits.js';
+export { SiteCache, blobId, type CheckedOutFile, type CacheCounts } from './cache.js';
 export { parseFile } from './parse.js';
 export { FileLocator } from './locate.js';
 
@@ -19,13 +21,20 @@ export interface LoadedSite {
   incomplete: boolean;
 }
 
-/** Reads and parses a site directory (or one file). */
+/**
+ * Reads and parses a site directory (or one file). With a cache (`bpa serve`), files whose
+ * content is unchanged are neither read nor parsed again (load/cache.ts); `checkedOut` names
+ * the files the source wrote, with their git blob ids.
+ */
 export async function loadSite(
   path: string,
   limits: LoadLimits = DEFAULT_LIMITS,
+  cache?: SiteCache,
+  checkedOut?: ReadonlyMap<string, CheckedOutFile>,
 ): Promise<LoadedSite> {
-  const read = await readSite(path, limits);
-  return parseSite(read.root, read.files, read.problems, limits);
+  cache?.begin(limits, checkedOut);
+  const read = await readSite(path, limits, cache);
+  return parseSite(read.root, read.files, read.problems, limits, cache);
 }
 
 /** Parses already-read files: the pure half of `loadSite`. */
@@ -34,13 +43,17 @@ export function parseSite(
   files: SiteFile[],
   readProblems: Problem[] = [],
   limits: LoadLimits = DEFAULT_LIMITS,
+  cache?: SiteCache,
 ): LoadedSite {
   const documents: LoadedDocument[] = [];
   const problems = [...readProblems];
   for (const f of files) {
-    const parsed = parseFile(f.path, f.text, limits);
+    const parsed = cache
+      ? cache.parse(f, () => parseFile(f.path, f.text, limits))
+      : parseFile(f.path, f.text, limits);
     documents.push(...parsed.documents);
-    problems.push(...parsed.problems);
+    // Copies: later stages fill in positions, and a cached parse outlives this run.
+    for (const p of parsed.problems) problems.push(cache ? { ...p } : p);
   }
   return { root, files, documents, problems, incomplete: hasErrors(problems) };
 }

@@ -3,8 +3,10 @@ import { parsePointer } from '../util/problem.js';
 
 /**
  * Source positions for values inside a file, built only for files that have problems.
- * Uses js-yaml's event stream: the same parser as the fast loader, so documents are indexed
- * and keys are read exactly as the loader read them.
+ * Uses js-yaml 5's event stream: js-yaml 5 is the reference parser, which decides every file
+ * the fast loader (js-yaml 4) declines, and reads the same documents and keys as the fast
+ * loader where it decides (test/unit/load/semantics.test.ts), so documents are indexed and
+ * keys are read exactly as the loader read them.
  */
 export interface Position {
   line: number;

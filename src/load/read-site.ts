@@ -3,6 +3,7 @@ import { lstat, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { error, warning, type Problem } from '../util/problem.js';
+import { blobId, type SiteCache } from './cache.js';
 import type { LoadLimits } from './limits.js';
 
 /** A site file read from disk, checked for size, encoding and location. */
@@ -26,9 +27,14 @@ const STATUS_DIR = 'status';
 /**
  * Reads every YAML file under `path` (a directory, walked recursively, or one file), applying
  * the root's `.bpaignore` (gitignore syntax) and skipping `status/`. Problems with single
- * files are collected; only an unreadable `path` itself throws.
+ * files are collected; only an unreadable `path` itself throws. With a cache (`bpa serve`), a
+ * file whose content id is cached is taken from it (load/cache.ts).
  */
-export async function readSite(path: string, limits: LoadLimits): Promise<ReadResult> {
+export async function readSite(
+  path: string,
+  limits: LoadLimits,
+  cache?: SiteCache,
+): Promise<ReadResult> {
   const given = resolve(path);
   const info = await stat(given); // throws ENOENT etc.: a usage error for the caller
   const root = info.isDirectory() ? given : dirname(given);
@@ -36,9 +42,10 @@ export async function readSite(path: string, limits: LoadLimits): Promise<ReadRe
   const problems: Problem[] = [];
   const files: SiteFile[] = [];
   if (!info.isDirectory()) {
-    const one = await readOne(given, basename(given), realRoot, limits);
+    const one = await readOne(given, basename(given), realRoot, limits, cache);
     if ('path' in one) files.push(one);
     else problems.push(one);
+    cache?.retain(new Set(files.map((f) => f.path)));
     return { root, files, problems };
   }
   const ignorer = await loadIgnore(root, problems);
@@ -47,11 +54,12 @@ export async function readSite(path: string, limits: LoadLimits): Promise<ReadRe
   paths.sort();
   // Many small files: synchronous reads are several times faster than a round trip through
   // the thread pool per call (stat, open, read, close), and a site is read at once anyway.
-  const results = paths.map((rel) => readOneSync(join(root, rel), rel, limits));
+  const results = paths.map((rel) => readOneSync(join(root, rel), rel, limits, cache));
   for (const r of results) {
     if ('path' in r) files.push(r);
     else problems.push(r);
   }
+  cache?.retain(new Set(files.map((f) => f.path)));
   return { root, files, problems };
 }
 
@@ -160,6 +168,7 @@ async function readOne(
   rel: string,
   realRoot: string,
   limits: LoadLimits,
+  cache: SiteCache | undefined,
 ): Promise<SiteFile | Problem> {
   const link = await lstat(abs).catch(() => undefined);
   if (link?.isSymbolicLink() && (await insideRoot(abs, realRoot)) === undefined) {
@@ -169,11 +178,16 @@ async function readOne(
       column: 1,
     });
   }
-  return readOneSync(abs, rel, limits);
+  return readOneSync(abs, rel, limits, cache);
 }
 
 /** Reads one file found by the walk (its links already checked there). */
-function readOneSync(abs: string, rel: string, limits: LoadLimits): SiteFile | Problem {
+function readOneSync(
+  abs: string,
+  rel: string,
+  limits: LoadLimits,
+  cache?: SiteCache,
+): SiteFile | Problem {
   const where = { file: rel, line: 1, column: 1 };
   try {
     const info = statSync(abs);
@@ -185,10 +199,21 @@ function readOneSync(abs: string, rel: string, limits: LoadLimits): SiteFile | P
         where,
       );
     }
+    // The file the source checked out, unchanged since: known by its id without reading it.
+    const checkedOut = cache?.idFromStat(rel, info);
+    const known = checkedOut === undefined ? undefined : cache?.reuse(rel, checkedOut);
+    if (known) return known;
     const bytes = readFileSync(abs);
     // Checked again: a file may grow between stat and read.
     if (bytes.length > limits.maxFileBytes) {
       return error('FILE_TOO_LARGE', `file is larger than ${limits.maxFileBytes} bytes`, where);
+    }
+    let id: string | undefined;
+    if (cache) {
+      cache.wasRead();
+      id = checkedOut ?? blobId(bytes);
+      const same = cache.reuse(rel, id);
+      if (same) return same;
     }
     const decoded = decode(bytes);
     if ('problem' in decoded)
@@ -196,7 +221,9 @@ function readOneSync(abs: string, rel: string, limits: LoadLimits): SiteFile | P
         file: rel,
         ...decoded.problem.at,
       });
-    return { path: rel, text: decoded.text };
+    const file = { path: rel, text: decoded.text };
+    if (cache && id !== undefined) cache.remember(id, file);
+    return file;
   } catch (err: unknown) {
     return error('READ_ERROR', `cannot read file: ${errText(err)}`, where);
   }

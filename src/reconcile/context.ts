@@ -1,7 +1,7 @@
 import type { ApplyResult } from '../apply/engine.js';
 import type { ApplyPorts } from '../apply/ports.js';
 import type { Config, ConfigFor } from '../config/options.js';
-import type { LoadedSite } from '../load/index.js';
+import type { LoadedSite, SiteCache } from '../load/index.js';
 import type { FactsMap } from '../observe/facts.js';
 import type { Observations } from '../observe/index.js';
 import type { Plan } from '../plan/index.js';
@@ -12,6 +12,7 @@ import type { StateLock } from '../state/lock.js';
 import type { Suspensions } from '../state/suspensions.js';
 import type { Logger } from '../util/log.js';
 import type { Problem } from '../util/problem.js';
+import type { DocumentCache } from '../validate/document-cache.js';
 import type { SiteModel } from '../validate/model.js';
 import type { ApprovalBlock } from './approval.js';
 import type { SourceState } from './source-state.js';
@@ -50,6 +51,16 @@ export interface RunOptions {
   onPlan?: (ctx: RunContext) => void;
   /** The outside world (nodes, installer, publishing) instead of what the settings name: tests. */
   ports?: ApplyPorts;
+  /**
+   * What a long-running reconciler keeps of the site between runs (`bpa serve`): unchanged
+   * files are not read, parsed or checked again. Never changes a result.
+   */
+  cache?: WarmCache;
+}
+
+export interface WarmCache {
+  files: SiteCache;
+  documents: DocumentCache;
 }
 
 /**

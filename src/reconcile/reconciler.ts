@@ -8,7 +8,9 @@ import type { Logger } from '../util/log.js';
 import { pluralize } from '../util/pluralize.js';
 import { redact } from '../util/redact.js';
 import { hasErrors } from '../util/problem.js';
-import { createRun, type RunContext } from './context.js';
+import { SiteCache } from '../load/cache.js';
+import { DocumentCache } from '../validate/document-cache.js';
+import { createRun, type RunContext, type WarmCache } from './context.js';
 import { windowStatus } from '../plan/windows.js';
 import { runSteps } from './steps.js';
 import type { ClusterSummary, ReconcileSummary, Trigger } from './summary.js';
@@ -37,6 +39,8 @@ export interface ReconcilerOptions {
 export class Reconciler {
   private last: ReconcileSummary | undefined;
   private lastStatus: Map<string, string> | undefined;
+  /** The site as last read, parsed and checked: a commit re-reads only what it changed. */
+  private readonly cache: WarmCache = { files: new SiteCache(), documents: new DocumentCache() };
 
   constructor(private readonly opts: ReconcilerOptions) {}
 
@@ -57,6 +61,7 @@ export class Reconciler {
       // Whatever the installer (a process or a Job) prints goes to logs only redacted.
       onLine: this.opts.onLine && ((line) => this.opts.onLine?.(redact(line))),
       ports: this.opts.ports,
+      cache: this.cache,
     });
     try {
       await runSteps(ctx, 'report');

@@ -129,13 +129,18 @@ async function lock(ctx: RunContext): Promise<void> {
 }
 
 async function load(ctx: RunContext): Promise<void> {
-  ctx.loaded = await loadSite(ctx.siteDir as string, DEFAULT_LIMITS);
+  const files = ctx.cache?.files;
+  // The source's blob ids let unchanged files go unread (load/cache.ts).
+  const checkedOut =
+    files && ctx.site.kind === 'source' ? await ctx.site.source.checkedOut?.() : undefined;
+  ctx.loaded = await loadSite(ctx.siteDir as string, DEFAULT_LIMITS, files, checkedOut);
+  if (files) ctx.log.debug({ revision: ctx.revision, ...files.counts }, 'site loaded');
 }
 
 /** The site as the operator lets it be: what it may ask of bpa's machine is checked here too. */
 async function validate(ctx: RunContext): Promise<void> {
   const loaded = ctx.loaded as NonNullable<RunContext['loaded']>;
-  const result = validateSite(loaded);
+  const result = validateSite(loaded, undefined, ctx.cache?.documents);
   const trust = checkSiteTrust(result.model?.site, {
     allowSiteCommands: ctx.operator.allowSiteCommands === true,
     packageMirrors: ctx.operator.packageMirrors ?? [],

@@ -49,6 +49,13 @@ export class GitSource implements SiteSource {
     return { siteDir: join(this.dir, this.sitePath), revision: revision.commit, digest };
   }
 
+  async checkedOut(): Promise<
+    Map<string, { oid: string; size: number; mtimeMs: number; ino: number }>
+  > {
+    const { checkedOutFiles } = await import('./site-checkout.js');
+    return checkedOutFiles(this.dir, this.sitePath);
+  }
+
   /** With a status branch, the reports are read from it: the followed branch has none. */
   async previousReports(siteDir: string): Promise<Map<string, unknown>> {
     return parseReports(await this.reportTexts(siteDir));

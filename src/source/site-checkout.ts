@@ -5,9 +5,9 @@
  * time. A manifest of what was written (id and stat of each file) lets the next checkout skip
  * unchanged files without reading them, as git's index does.
  */
-import { lstat, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import fs from 'node:fs';
+import fs, { lstatSync, mkdirSync } from 'node:fs';
 import git from 'isomorphic-git';
 import { ObjectStore } from './object-store.js';
 import { MissingObjectError, siteFiles, type SiteFile } from './site-tree.js';
@@ -51,10 +51,13 @@ export async function checkoutSite(
   const manifestPath = join(store.gitdir, MANIFEST);
   const previous = await readManifest(manifestPath);
   const next: Manifest = { files: {} };
+  // Per file, synchronous calls: a site is thousands of small files, and a thread-pool round
+  // trip per call cost more CPU than the calls themselves.
+  const made = new Set<string>();
   for (const f of files) {
     const abs = join(dir, f.path);
     const known = previous.files[f.path];
-    const st = await lstat(abs).catch(() => undefined);
+    const st = lstatOrNot(abs);
     const same =
       known !== undefined &&
       st !== undefined &&
@@ -65,10 +68,14 @@ export async function checkoutSite(
       known.ino === st.ino;
     if (!same) {
       if (st) await rm(abs, { recursive: true, force: true });
-      await mkdir(dirname(abs), { recursive: true });
+      const parent = dirname(abs);
+      if (!made.has(parent)) {
+        mkdirSync(parent, { recursive: true });
+        made.add(parent);
+      }
       await writeOne(store, f, abs);
     }
-    const now = same ? st : await lstat(abs);
+    const now = same ? st : lstatSync(abs);
     next.files[f.path] = {
       oid: f.oid,
       mode: f.mode,
@@ -82,6 +89,14 @@ export async function checkoutSite(
   // isomorphic-git's index from an earlier checkout would describe files that are gone.
   await rm(join(store.gitdir, 'index'), { force: true });
   await git.writeRef({ fs, dir, ref: 'HEAD', value: commit, force: true });
+}
+
+function lstatOrNot(path: string): fs.Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 async function writeOne(store: ObjectStore, f: SiteFile, abs: string): Promise<void> {
@@ -115,6 +130,29 @@ async function prune(
       want !== undefined && (want.mode === '120000' ? entry.isSymbolicLink() : entry.isFile());
     if (!kindOk) await rm(abs, { recursive: true, force: true });
   }
+}
+
+/**
+ * The regular files of the last checkout under `sitePath`, by path relative to it, with their
+ * blob ids and the stat taken when they were written (empty when there is no manifest).
+ */
+export async function checkedOutFiles(
+  dir: string,
+  sitePath: string,
+): Promise<Map<string, { oid: string; size: number; mtimeMs: number; ino: number }>> {
+  const { files } = await readManifest(join(dir, '.git', MANIFEST));
+  const prefix = sitePath ? `${sitePath}/` : '';
+  const out = new Map<string, { oid: string; size: number; mtimeMs: number; ino: number }>();
+  for (const [path, e] of Object.entries(files)) {
+    if (e.mode === '120000' || !path.startsWith(prefix)) continue;
+    out.set(path.slice(prefix.length), {
+      oid: e.oid,
+      size: e.size,
+      mtimeMs: e.mtimeMs,
+      ino: e.ino,
+    });
+  }
+  return out;
 }
 
 async function readManifest(path: string): Promise<Manifest> {

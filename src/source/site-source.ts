@@ -21,6 +21,13 @@ export interface SiteSource {
    * site, inherits). Undefined when the source has no commits (a directory).
    */
   inputCommit?(revision: string): Promise<{ commit: string; message: string } | undefined>;
+  /**
+   * The files the last sync wrote, by site-relative path, with their git blob ids and stat:
+   * a file still so on disk need not be read to be known (load/cache.ts).
+   */
+  checkedOut?(): Promise<
+    ReadonlyMap<string, { oid: string; size: number; mtimeMs: number; ino: number }>
+  >;
   /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
   previousReports(siteDir: string): Promise<Map<string, unknown>>;
   /** The recent commits bpa has of the site's branch, newest first (a repository only). */

@@ -98,7 +98,7 @@ export function buildInventory(
     const clashes = macs.filter((m) => macOwner.has(m.mac));
     for (const c of clashes) {
       const message = `MAC ${c.mac} of BareMetalHost "${host}" is also a MAC of BareMetalHost "${macOwner.get(c.mac) ?? ''}"`;
-      const where = { file: c.doc.file, doc: c.doc.doc, pointer: (c.doc.base ?? '') + c.ptr };
+      const where = { file: c.doc.file, doc: c.doc.doc, pointer: (c.doc.base ?? '') + c.ptr() };
       problems.push(
         reader === 'site'
           ? error('DUPLICATE_HOST_MAC', message, where)
@@ -142,26 +142,27 @@ function firstOfEachName(docs: readonly KindedDocument[], problems: Problem[]): 
 interface IdentityMac {
   mac: string;
   doc: KindedDocument;
-  ptr: string;
+  /** Built only for a problem: most MACs clash with none. */
+  ptr: () => string;
 }
 
 /** The MACs that name a host: boot MAC and NIC MACs (from its HardwareData when it has one). */
 function identityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined): IdentityMac[] {
   const out: IdentityMac[] = [];
   const seen = new Set<string>();
-  const claim = (raw: unknown, doc: KindedDocument, ptr: string): void => {
+  const claim = (raw: unknown, doc: KindedDocument, ptr: () => string): void => {
     if (typeof raw !== 'string') return;
     const mac = normalizeMac(raw);
     if (!mac || mac === NULL_MAC || seen.has(mac)) return;
     seen.add(mac);
     out.push({ mac, doc, ptr });
   };
-  claim(record(d.value['spec'])['bootMACAddress'], d, '/spec/bootMACAddress');
+  claim(record(d.value['spec'])['bootMACAddress'], d, () => '/spec/bootMACAddress');
   const hwPtr = hwDoc ? ['spec', 'hardware'] : ['status', 'hardware'];
   const nics = hardwareOf(d, hwDoc)['nics'];
   if (Array.isArray(nics)) {
     nics.forEach((nic, i) =>
-      claim(record(nic)['mac'], hwDoc ?? d, pointer(...hwPtr, 'nics', i, 'mac')),
+      claim(record(nic)['mac'], hwDoc ?? d, () => pointer(...hwPtr, 'nics', i, 'mac')),
     );
   }
   return out;

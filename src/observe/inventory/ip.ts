@@ -59,7 +59,27 @@ export function unusableAddress(ip: string): string | undefined {
   }
   const family = isIP(ip);
   if (family === 0) return 'not an IP address';
-  for (const [why, list] of NEVER) if (list.check(ip, family === 4 ? 'ipv4' : 'ipv6')) return why;
+  if (family === 4) return unusableV4(ip);
+  for (const [why, list] of NEVER) if (list.check(ip, 'ipv6')) return why;
+  return undefined;
+}
+
+const [UNSPECIFIED, LOOPBACK, MULTICAST, BROADCAST, , LINK_LOCAL_V4] = NEVER.map(([why]) => why);
+
+/**
+ * NEVER's IPv4 ranges, read from the first two octets: a BlockList check builds a
+ * SocketAddress for every call, which cost ~80 ms for a plan of 10,000 hosts. `ip` is a valid
+ * dotted quad (isIP: no leading zeros), and no IPv6 range of NEVER holds an IPv4 address.
+ */
+function unusableV4(ip: string): string | undefined {
+  const dot = ip.indexOf('.');
+  const a = Number(ip.slice(0, dot));
+  const b = Number(ip.slice(dot + 1, ip.indexOf('.', dot + 1)));
+  if (a === 0) return UNSPECIFIED;
+  if (a === 127) return LOOPBACK;
+  if (a >= 224 && a <= 239) return MULTICAST;
+  if (ip === '255.255.255.255') return BROADCAST;
+  if (a === 169 && b === 254) return LINK_LOCAL_V4;
   return undefined;
 }
 

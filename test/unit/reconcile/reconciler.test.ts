@@ -4,6 +4,7 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalInstaller } from '../../../src/apply/installer/port.js';
+import { pino } from 'pino';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
 import { StateLock } from '../../../src/state/lock.js';
 import { silentLogger } from '../../../src/util/log.js';
@@ -285,5 +286,33 @@ describe('reconciler over in-memory ports', () => {
     const [log] = await readdir(logs);
     const full = await readFile(join(logs, log ?? ''), 'utf8');
     assert.ok(full.includes(token) && keyLines.every((l) => full.includes(l)));
+  });
+  it('keeps the site between reconciles: a change is read and parsed alone, with the same result', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = pino(
+      { level: 'debug' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
+    const warm = reconciler({ log });
+    const first = await warm.reconcile('startup');
+    assert.equal(first.result, 'applied', JSON.stringify(first.error));
+    await writeSite(siteDir, v2);
+    const second = await warm.reconcile('webhook');
+    const loads = lines.filter((l) => l['msg'] === 'site loaded');
+    assert.equal(loads.length, 2);
+    const [one, two] = loads.map((l) => ({
+      reused: Number(l['reused']),
+      parsed: Number(l['parsed']),
+    })) as [{ reused: number; parsed: number }, { reused: number; parsed: number }];
+    assert.equal(one.reused, 0);
+    assert.ok(two.reused > 0 && two.parsed < one.parsed, JSON.stringify(two));
+    assert.equal(two.reused + two.parsed, one.parsed);
+    // The same as a reconciler that starts from nothing on the same input.
+    assert.equal(second.result, 'applied', JSON.stringify(second.error));
+    const report = source.clusterReport('east');
+    assert.deepEqual(
+      report?.status.nodes.map((n) => n.name),
+      ['master-1', 'worker-1', 'worker-2'],
+    );
   });
 });

@@ -45,6 +45,20 @@ const HOSTILE_CASES: Case[] = [
     expect: [{ code: 'YAML_TOO_DEEP', file: 'deep-block.yaml', line: 64 }],
   },
   {
+    name: 'deep nesting (flow mappings)',
+    files: { ...BASE_SITE, 'deep-map.yaml': `a: ${'{a: '.repeat(100)}1${'}'.repeat(100)}\n` },
+    expect: [{ code: 'YAML_TOO_DEEP', file: 'deep-map.yaml', line: 1 }],
+  },
+  {
+    name: 'deep nesting (block sequences)',
+    files: {
+      ...BASE_SITE,
+      'deep-seq.yaml':
+        Array.from({ length: 100 }, (_, i) => `${' '.repeat(i * 2)}-`).join('\n') + ' x\n',
+    },
+    expect: [{ code: 'YAML_TOO_DEEP', file: 'deep-seq.yaml', line: 65 }],
+  },
+  {
     name: '50 MiB file',
     files: { ...BASE_SITE },
     setup: async (dir) => {

@@ -84,6 +84,32 @@ export const INVALID_CASES: Case[] = [
     expect: [{ code: 'YAML_SYNTAX', file: 'multi.yaml', line: 23 }],
   },
 
+  // Files the fast loader (js-yaml 4) would read but js-yaml 5, the reference, rejects: each
+  // reaches js-yaml 5 and keeps its error and line (src/load/parse.ts, usesRareFeatures).
+  {
+    name: 'flow collection closed below its key (deficient indentation)',
+    files: {
+      ...BASE_SITE,
+      'flow.yaml': 'apiVersion: v1\nkind: X\nmetadata:\n  name: [\n    a,\n    b\n]\n',
+    },
+    expect: [{ code: 'YAML_SYNTAX', file: 'flow.yaml', line: 7 }],
+  },
+  {
+    name: 'a list as a mapping key',
+    files: { ...BASE_SITE, 'key.yaml': 'apiVersion: v1\n[a, b]: c\n' },
+    expect: [{ code: 'YAML_SYNTAX', file: 'key.yaml', line: 1 }],
+  },
+  {
+    name: 'a mapping on a document marker line',
+    files: { ...BASE_SITE, 'marker.yaml': 'apiVersion: v1\n---\n--- a: 1\n' },
+    expect: [{ code: 'YAML_SYNTAX', file: 'marker.yaml', line: 3 }],
+  },
+  {
+    name: 'a merge key given a list of lists',
+    files: { ...BASE_SITE, 'merge.yaml': 'a: {<<: [[1, 2]]}\n' },
+    expect: [{ code: 'YAML_SYNTAX', file: 'merge.yaml', line: 1 }],
+  },
+
   // --- Kinds and fields
   {
     name: 'missing kind',

@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { BlockList, isIP } from 'node:net';
+import { unusableAddress } from '../../../src/observe/inventory/ip.js';
+
+/** The ranges as node:net's BlockList reads them: what unusableAddress read before it was fast. */
+function reference(ip: string): string | undefined {
+  const list = (...subnets: Array<[string, number, 'ipv4' | 'ipv6']>): BlockList => {
+    const l = new BlockList();
+    for (const [net, prefix, type] of subnets) l.addSubnet(net, prefix, type);
+    return l;
+  };
+  const never: Array<[RegExp, BlockList]> = [
+    [/^unspecified$/, list(['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6'])],
+    [/^loopback$/, list(['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6'])],
+    [/^multicast$/, list(['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6'])],
+    [/^broadcast$/, list(['255.255.255.255', 32, 'ipv4'])],
+    [/^link-local without a zone/, list(['fe80::', 10, 'ipv6'])],
+    [/^IPv4 link-local/, list(['169.254.0.0', 16, 'ipv4'])],
+  ];
+  const family = isIP(ip);
+  if (family === 0) return 'not an IP address';
+  for (const [why, l] of never) if (l.check(ip, family === 4 ? 'ipv4' : 'ipv6')) return why.source;
+  return undefined;
+}
+
+describe('unusableAddress: the IPv4 fast path reads the ranges as BlockList does', () => {
+  it('every first octet, second octets at the range edges, and odd forms', () => {
+    const ips: string[] = [
+      '255.255.255.255',
+      '255.255.255.254',
+      '1.2.3',
+      '01.2.3.4',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      'fe80::1',
+      '::',
+      '::1',
+      'ff02::1',
+      '2001:db8::1',
+    ];
+    for (let a = 0; a < 256; a++)
+      for (const b of [0, 1, 168, 253, 254, 255]) ips.push(`${a}.${b}.0.1`, `${a}.${b}.255.255`);
+    let unusable = 0;
+    for (const ip of ips) {
+      const got = unusableAddress(ip);
+      const want = reference(ip);
+      if (want === undefined || want === 'not an IP address') assert.equal(got, want, ip);
+      else {
+        assert.ok(got !== undefined && new RegExp(want).test(got), `${ip}: ${got} for ${want}`);
+        unusable++;
+      }
+    }
+    assert.ok(unusable > 100, `${unusable} unusable addresses checked`);
+  });
+});
