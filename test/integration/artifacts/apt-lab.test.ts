@@ -75,7 +75,8 @@ describe('bpa serve apt repository on lab hosts (real apt-get)', function () {
       .exec(host, ['dpkg-query', '-W', '-f=${db:Status-Abbrev} ${Version}', pkg])
       .catch(() => undefined);
     const [status, version] = (r?.stdout ?? '').trim().split(/\s+/);
-    return status?.startsWith('ii') && version ? version : null;
+    // Installed: `ii`, or `hi` once bpa holds a package pinned by version.
+    return status !== undefined && /^[ih]i/.test(status) && version ? version : null;
   };
   // No --allow-site-commands: bpa's own repository needs no opt-in.
   const reconcile = (): ReturnType<typeof bpa> =>
