@@ -6,7 +6,7 @@
  * reachable, the port, become, facts of another cluster).
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,13 +15,28 @@ import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
 import {
   KUBESPRAY_STANDIN,
   bpa,
+  installerPid,
   journal,
+  kill,
   kubesprayArgs,
   labReady,
   logs,
+  pidAlive,
+  spawnBpa,
   standinMarker,
+  waitFor,
 } from './harness.js';
 import { updateLabSite, writeLabSite, type LabSiteNode } from './lab-site.js';
+
+/** Whether a process runs (a zombie, dead but not yet reaped, does not). */
+function running(pid: number): boolean {
+  if (!pidAlive(pid)) return false;
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
 
 /** The machine-wide fact cache of the stand-in's ansible.cfg (Kubespray's is /tmp). */
 const SHARED_FACTS = '/tmp/bpa-kubespray-standin-facts';
@@ -280,9 +295,111 @@ describe('apply: Kubespray (Kubespray-shaped stand-in) on lab hosts', function (
     }
   });
 
+  it('with rollout: bpa killed (SIGKILL) while the second node is upgraded; the next run does not upgrade the first again, and uncordons the second only once its upgrade has finished', async () => {
+    if (!lab) return;
+    const nodes = [...TWO, { name: 'worker-2', roles: ['worker' as const], host: 2 }];
+    const dir = await mkdtemp(join(tmp, 'gated-'));
+    const gate = join(dir, 'gate');
+    const reached = join(dir, 'gate-reached');
+    // The upgrade path, gated: worker-1's run waits while the gate is there.
+    const script = join(dir, 'upgrade.sh');
+    await writeFile(
+      script,
+      `#!/bin/sh
+nodes=$1 inventory=$2 kubespray=$3
+echo "$nodes" >> '${dir}/runs'
+if [ "$nodes" = worker-1 ]; then
+  touch '${reached}'
+  while [ -e '${gate}' ]; do sleep 0.1; done
+fi
+exec ansible-playbook -i "$inventory" "$kubespray/upgrade-cluster.yml" --limit "$nodes"
+`,
+      { mode: 0o755 },
+    );
+    const args = kubesprayArgs(lab, state, [
+      '--upgrade-command',
+      `${script} {nodes} {inventory} {kubesprayDir}`,
+    ]);
+    const kubeconfig = join(state, 'clusters', 'east', 'kubeconfig');
+    const stored = await readFile(kubeconfig);
+    const kube = await startFakeKube();
+    const cordoned = (name: string): boolean | undefined =>
+      (kube.get('v1', 'Node', undefined, name)?.spec as { unschedulable?: boolean }).unschedulable;
+    const runs = async (): Promise<string[]> =>
+      (await readFile(join(dir, 'runs'), 'utf8')).split('\n').filter(Boolean);
+    try {
+      for (const n of nodes)
+        kube.put({
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name: n.name },
+          spec: {},
+          status: { conditions: [{ type: 'Ready', status: 'True' }] },
+        });
+      await copyFile(kube.kubeconfigPath, kubeconfig);
+      await writeFile(gate, '');
+      await updateLabSite(east, lab.hosts, {
+        cluster: 'east',
+        nodes,
+        kubernetesVersion: 'v1.29.2',
+        clusterSpec: ['  rollout:', '    maxUnavailable: 1', "    healthCheck: { timeout: '30s' }"],
+      });
+      const child = spawnBpa(['reconcile', '--once', east, ...args]);
+      await waitFor(
+        "worker-1's upgrade under way",
+        async () => (existsSync(reached) ? true : undefined),
+        120_000,
+      );
+      await kill(child);
+      const orphan = await installerPid(state, 'east');
+      assert.ok(orphan !== undefined && running(orphan), 'the installer outlives bpa');
+      assert.equal((await standinMarker(lab, 'h1'))['kube_version'], 'v1.29.2');
+      assert.equal(cordoned('master-1'), false, 'master-1 upgraded and uncordoned');
+      assert.equal((await standinMarker(lab, 'h2'))['kube_version'], 'v1.28.6');
+      assert.equal(cordoned('worker-1'), true, "worker-1's upgrade has not finished: cordoned");
+
+      // The next run, while worker-1's upgrade is still held.
+      await rm(reached);
+      const before = kube.requests.length;
+      const resumed = bpa(['reconcile', '--once', east, ...args]);
+      await waitFor("worker-1's upgrade run again", async () =>
+        existsSync(reached) ? true : undefined,
+      );
+      assert.ok(!running(orphan), 'the installer bpa left running was stopped first');
+      await new Promise((r) => setTimeout(r, 1_000));
+      assert.equal(cordoned('worker-1'), true, 'not uncordoned while its upgrade is held');
+      await rm(gate);
+      const r = await resumed;
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.deepEqual(await runs(), ['master-1', 'worker-1', 'worker-1', 'worker-2']);
+      for (const h of ['h1', 'h2', 'h3'])
+        assert.equal((await standinMarker(lab, h))['kube_version'], 'v1.29.2', h);
+      assert.deepEqual(
+        kube.requests
+          .slice(before)
+          .filter((x) => x.method === 'PATCH')
+          .map(
+            (x) =>
+              `${x.path.slice('/api/v1/nodes/'.length)}=${String((x.body as Array<{ value: boolean }>)[0]?.value)}`,
+          ),
+        ['worker-1=true', 'worker-1=false', 'worker-2=true', 'worker-2=false'],
+        'master-1 not touched again; worker-1 uncordoned after its upgrade',
+      );
+    } finally {
+      await kube.stop();
+      await writeFile(kubeconfig, stored);
+      await rm(gate, { force: true });
+      await updateLabSite(east, lab.hosts, {
+        cluster: 'east',
+        nodes,
+        kubernetesVersion: 'v1.29.2',
+      });
+    }
+  });
+
   it('removes with remove-node.yml and no prompt; a changed host key then stops the installer as it stops bpa', async () => {
     if (!lab) return;
-    const withVersion = { cluster: 'east', kubernetesVersion: 'v1.28.6' };
+    const withVersion = { cluster: 'east', kubernetesVersion: 'v1.29.2' };
     await updateLabSite(east, lab.hosts, { ...withVersion, nodes: TWO });
     const r = await bpa(['reconcile', '--once', east, ...kubesprayArgs(lab, state, ['--prune'])]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
