@@ -13,12 +13,13 @@ import { BpaError, TransientError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { redact } from '../util/redact.js';
 import type { PackageSpec, Role } from '../validate/model.js';
-import { rollPackages } from './rollout/roll.js';
+import { rollNodes, rollPackages, type RollBase } from './rollout/roll.js';
 import type {
   AccessPort,
   ApplyPorts,
   NodeOpsPort,
   InstallerPort,
+  InstallerRequest,
   PackagePort,
   PackageResult,
   PublishPort,
@@ -349,7 +350,8 @@ class ActionRun {
       case 'upgrade-cluster':
         await this.step('inventory', () => this.writeInventory());
         await this.step('ssh-access', () => this.deps.access.ensure(a.cluster, nodes));
-        await this.step('installer', (h) => this.deps.installer.run('upgrade', req, h));
+        if (this.cluster.rollout) await this.rollUpgrade(req, nodes);
+        else await this.step('installer', (h) => this.deps.installer.run('upgrade', req, h));
         await this.step('record', () =>
           this.record((applied) => ({
             ...applied,
@@ -409,40 +411,18 @@ class ActionRun {
             : a.kind === 'upgrade-packages'
               ? 'upgrade'
               : 'install';
-        const rollout = this.cluster.rollout;
-        if (rollout) {
-          if (!this.deps.nodes)
-            throw new BpaError(
-              'CLUSTER_KUBECONFIG_UNUSABLE',
-              `cluster ${a.cluster}: rollout is set, but bpa has no access to the cluster's API to drain its nodes`,
-              'stalled',
-            );
+        if (this.cluster.rollout) {
           const results: PackageResult[] = [];
           this.outcome.packages = results;
-          const progress = nodes.map((n) => ({ node: n.name, state: 'pending' }));
-          this.outcome.rollout = progress;
           await rollPackages({
-            cluster: a.cluster,
-            clusterSize: this.cluster.nodes.filter((n) => n.change !== 'remove').length,
-            nodes,
+            ...this.rollBase(nodes),
             changes: a.packages ?? [],
             mode,
-            rollout,
             packages: this.deps.packages,
-            ops: this.deps.nodes,
-            healthCommand: this.deps.healthCommand,
-            step: (name, fn) => this.step(name, fn),
             onResult: (r) =>
               results.push(
                 r.error ? { ...r, error: { ...r.error, message: redact(r.error.message) } } : r,
               ),
-            onPhase: (node, phase) => {
-              const entry = progress.find((p) => p.node === node);
-              if (entry) entry.state = phase;
-              this.deps.onNodePhase?.(a.cluster, node, phase);
-            },
-            log: this.log.child({ action: a.kind }),
-            signal: this.deps.signal,
           });
           await this.step('record', () =>
             this.record((applied) => ({
@@ -477,6 +457,65 @@ class ActionRun {
         return;
       }
     }
+  }
+
+  /**
+   * What a rolling change of these nodes runs with (the cluster has `rollout`): the node
+   * operations, the journal, and the outcome's progress node by node.
+   */
+  private rollBase(nodes: readonly PlannedNode[]): RollBase {
+    const a = this.action;
+    const rollout = this.cluster.rollout;
+    if (!rollout || !this.deps.nodes)
+      throw new BpaError(
+        'CLUSTER_KUBECONFIG_UNUSABLE',
+        `cluster ${a.cluster}: rollout is set, but bpa has no access to the cluster's API to drain its nodes`,
+        'stalled',
+      );
+    const progress = nodes.map((n) => ({ node: n.name, state: 'pending' }));
+    this.outcome.rollout = progress;
+    return {
+      cluster: a.cluster,
+      clusterSize: this.cluster.nodes.filter((n) => n.change !== 'remove').length,
+      nodes,
+      rollout,
+      ops: this.deps.nodes,
+      healthCommand: this.deps.healthCommand,
+      step: (name, fn) => this.step(name, fn),
+      onPhase: (node, phase) => {
+        const entry = progress.find((p) => p.node === node);
+        if (entry) entry.state = phase;
+        this.deps.onNodePhase?.(a.cluster, node, phase);
+      },
+      log: this.log.child({ action: a.kind }),
+      signal: this.deps.signal,
+    };
+  }
+
+  /**
+   * The installer's upgrade rolled over the nodes: each node's own run of the upgrade path
+   * (`{nodes}` is that node, e.g. `--limit master-1`) while it is cordoned and drained. The
+   * runs go one at a time, whatever maxUnavailable lets be cordoned at once: they share the
+   * cluster's directory, inventory and installer PID file.
+   */
+  private async rollUpgrade(req: InstallerRequest, nodes: readonly PlannedNode[]): Promise<void> {
+    const oneAtATime = pLimit(1);
+    await rollNodes({
+      ...this.rollBase(nodes),
+      change: (node, h) =>
+        oneAtATime(() =>
+          this.deps.installer.run(
+            'upgrade',
+            {
+              ...req,
+              nodes: [node.name],
+              // Its own id (a Job's name): one run per node of the same action.
+              workId: sha256Hex(`${this.digest}:${node.name}`).slice(0, 16),
+            },
+            h,
+          ),
+        ),
+    });
   }
 
   private async step(name: string, fn: (handle: StepHandle) => Promise<void>): Promise<void> {

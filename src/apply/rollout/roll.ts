@@ -7,15 +7,13 @@ import type { NodeOpsPort, PackagePort, PackageResult, StepHandle } from '../por
 /** Where a node is in its rolling change, recorded in its journal step as it goes. */
 export type NodePhase = 'cordoned' | 'drained' | 'changed' | 'healthy';
 
-export interface RollInput {
+/** What any rolling change needs, whatever the change made to each node is. */
+export interface RollBase {
   cluster: string;
   /** Every node of the cluster (for a percentage of maxUnavailable). */
   clusterSize: number;
   nodes: readonly PlannedNode[];
-  changes: readonly PackageChange[];
-  mode: 'install' | 'upgrade' | 'remove';
   rollout: RolloutSettings;
-  packages: PackagePort;
   ops: NodeOpsPort;
   healthCommand?: (
     cluster: string,
@@ -25,11 +23,26 @@ export interface RollInput {
   ) => Promise<void>;
   /** The engine's journaled step (skipped when done, handed its earlier record when resumed). */
   step: (name: string, fn: (h: StepHandle) => Promise<void>) => Promise<void>;
-  onResult: (r: PackageResult) => void;
   /** Progress of each node, for metrics and reports. */
   onPhase?: (node: string, phase: NodePhase | 'failed' | 'done') => void;
   log: Logger;
   signal?: AbortSignal;
+}
+
+/** A package change rolled over the nodes. */
+export interface RollInput extends RollBase {
+  changes: readonly PackageChange[];
+  mode: 'install' | 'upgrade' | 'remove';
+  packages: PackagePort;
+  onResult: (r: PackageResult) => void;
+}
+
+/**
+ * Any change rolled over the nodes: `change` makes it on one cordoned, drained node (with
+ * the node's step handle, for what it records) and throws when it failed.
+ */
+export interface RollNodesInput extends RollBase {
+  change: (node: PlannedNode, h: StepHandle) => Promise<void>;
 }
 
 /** How many nodes may be unavailable at once: a count, or a percentage of the cluster (≥ 1). */
@@ -56,14 +69,35 @@ export function batchesOf(
   return out;
 }
 
+/** A package change rolled over the nodes (see rollNodes): apt on the one node, verified. */
+export async function rollPackages(input: RollInput): Promise<void> {
+  await rollNodes({
+    ...input,
+    change: async (node) => {
+      const [result] = await input.packages.apply(
+        input.cluster,
+        [node],
+        input.changes.filter((c) => c.node === node.name),
+        input.mode,
+      );
+      if (result) input.onResult(result);
+      if (!result?.ok)
+        throw new StalledError(
+          'PACKAGES_FAILED',
+          `the change failed: ${result?.error?.message ?? 'no result'}`,
+        );
+    },
+  });
+}
+
 /**
- * A package change rolled over the nodes, batch by batch; each node one journaled step:
+ * A change rolled over the nodes, batch by batch; each node one journaled step:
  * cordon, drain, change, wait Ready (and the health command), uncordon. A node whose step is
  * done is not touched again; one found part-way resumes where its record says (a node whose
  * change was made is not changed again, and is uncordoned only once it is healthy). The first
  * node that fails stays cordoned and halts the rollout after its batch: no further batch starts.
  */
-export async function rollPackages(input: RollInput): Promise<void> {
+export async function rollNodes(input: RollNodesInput): Promise<void> {
   for (const batch of batchesOf(input.nodes, input.rollout, input.clusterSize)) {
     const settled = await Promise.allSettled(
       batch.map(async (n) => {
@@ -90,7 +124,7 @@ export async function rollPackages(input: RollInput): Promise<void> {
   }
 }
 
-async function rollNode(input: RollInput, node: PlannedNode, h: StepHandle): Promise<void> {
+async function rollNode(input: RollNodesInput, node: PlannedNode, h: StepHandle): Promise<void> {
   const { cluster, ops, rollout } = input;
   const log = input.log.child({ node: node.name });
   const was = h.previous?.data?.['phase'] as NodePhase | undefined;
@@ -106,18 +140,7 @@ async function rollNode(input: RollInput, node: PlannedNode, h: StepHandle): Pro
         await ops.drain(cluster, node.name, rollout.drain, input.signal);
         await phase('drained');
       }
-      const [result] = await input.packages.apply(
-        cluster,
-        [node],
-        input.changes.filter((c) => c.node === node.name),
-        input.mode,
-      );
-      if (result) input.onResult(result);
-      if (!result?.ok)
-        throw new StalledError(
-          'PACKAGES_FAILED',
-          `the change failed: ${result?.error?.message ?? 'no result'}`,
-        );
+      await input.change(node, h);
       await phase('changed');
     } else {
       log.info({ phase: was }, 'resuming a node whose change was made: checking its health');

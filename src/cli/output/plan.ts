@@ -65,7 +65,7 @@ function formatCluster(c: ClusterPlan): string[] {
     );
   }
   if (c.gate) lines.push(`  ${c.gate.state}: ${c.gate.message}`);
-  if (c.rollout && c.actions.some((a) => a.packages?.length)) {
+  if (c.rollout && c.actions.some((a) => a.packages?.length || a.kind === 'upgrade-cluster')) {
     const r = c.rollout;
     lines.push(
       `  rollout: masters one at a time, then workers ${r.maxUnavailable} at a time; each ${r.drain.enabled ? 'cordoned and drained' : 'cordoned'}, changed, checked Ready${r.healthCheck.command ? ' and healthy' : ''}, uncordoned`,

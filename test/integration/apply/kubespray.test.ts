@@ -6,21 +6,37 @@
  * reachable, the port, become, facts of another cluster).
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startFakeKube } from '../../fakes/kube-api-server.js';
 import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
 import {
   KUBESPRAY_STANDIN,
   bpa,
+  installerPid,
   journal,
+  kill,
   kubesprayArgs,
   labReady,
   logs,
+  pidAlive,
+  spawnBpa,
   standinMarker,
+  waitFor,
 } from './harness.js';
 import { updateLabSite, writeLabSite, type LabSiteNode } from './lab-site.js';
+
+/** Whether a process runs (a zombie, dead but not yet reaped, does not). */
+function running(pid: number): boolean {
+  if (!pidAlive(pid)) return false;
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
 
 /** The machine-wide fact cache of the stand-in's ansible.cfg (Kubespray's is /tmp). */
 const SHARED_FACTS = '/tmp/bpa-kubespray-standin-facts';
@@ -193,9 +209,197 @@ describe('apply: Kubespray (Kubespray-shaped stand-in) on lab hosts', function (
     assert.match(again.stdout, /No changes/);
   });
 
+  it('with rollout: the next minor version upgrades node by node, each cordoned and drained around its own upgrade-cluster.yml --limit <node>', async () => {
+    if (!lab) return;
+    const nodes = [...TWO, { name: 'worker-2', roles: ['worker' as const], host: 2 }];
+    const kubeconfig = join(state, 'clusters', 'east', 'kubeconfig');
+    const stored = await readFile(kubeconfig);
+    const kube = await startFakeKube();
+    try {
+      for (const n of nodes)
+        kube.put({
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name: n.name },
+          spec: {},
+          status: { conditions: [{ type: 'Ready', status: 'True' }] },
+        });
+      kube.put({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'web-1', namespace: 'apps' },
+        spec: { nodeName: 'worker-1', containers: [{ name: 'c', image: 'busybox' }] },
+      });
+      // The application cluster's API: the kubeconfig bpa stored after provisioning.
+      await copyFile(kube.kubeconfigPath, kubeconfig);
+      await updateLabSite(east, lab.hosts, {
+        cluster: 'east',
+        nodes,
+        kubernetesVersion: 'v1.28.6',
+        clusterSpec: [
+          '  rollout:',
+          '    maxUnavailable: 1',
+          "    drain: { timeout: '30s' }",
+          "    healthCheck: { timeout: '30s', command: [test, -f, /etc/bpa-kubespray-standin/node] }",
+        ],
+      });
+      const plan = await bpa(['plan', east, ...kubesprayArgs(lab, state).slice(0, -2)]);
+      assert.match(plan.stdout, /rollout: masters one at a time, then workers 1 at a time/);
+      const earlier = new Set(await logs(state, 'east'));
+      const r = await bpa(['reconcile', '--once', east, ...kubesprayArgs(lab, state)]);
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /✓ upgrade-cluster master-1, worker-1, worker-2/);
+      // One run of the checkout's playbook per node, the master first.
+      const runs = (await logs(state, 'east')).filter(
+        (f) => f.startsWith('upgrade-') && !earlier.has(f),
+      );
+      const limits: string[] = [];
+      for (const f of runs) {
+        const log = await readFile(join(state, 'clusters', 'east', 'logs', f), 'utf8');
+        limits.push(/upgrade-cluster\.yml --limit (\S+) \(in /.exec(log)?.[1] ?? f);
+      }
+      assert.deepEqual(limits, ['master-1', 'worker-1', 'worker-2']);
+      for (const h of ['h1', 'h2', 'h3'])
+        assert.equal((await standinMarker(lab, h))['kube_version'], 'v1.28.6', h);
+      // Each node cordoned, then uncordoned after its upgrade, before the next is cordoned.
+      const patches = kube.requests
+        .filter((x) => x.method === 'PATCH' && x.path.startsWith('/api/v1/nodes/'))
+        .map(
+          (x) =>
+            `${x.path.slice('/api/v1/nodes/'.length)}=${String((x.body as Array<{ value: boolean }>)[0]?.value)}`,
+        );
+      assert.deepEqual(patches, [
+        'master-1=true',
+        'master-1=false',
+        'worker-1=true',
+        'worker-1=false',
+        'worker-2=true',
+        'worker-2=false',
+      ]);
+      assert.equal(kube.get('v1', 'Pod', 'apps', 'web-1'), undefined, 'drained from worker-1');
+      assert.deepEqual(
+        (await journal(state, 'east'))
+          .filter((s) => s.action === 'upgrade-cluster' && s.step.startsWith('node:'))
+          .slice(-3)
+          .map((s) => `${s.step}:${s.status}`),
+        ['node:master-1:done', 'node:worker-1:done', 'node:worker-2:done'],
+      );
+    } finally {
+      await kube.stop();
+      await writeFile(kubeconfig, stored);
+      await updateLabSite(east, lab.hosts, {
+        cluster: 'east',
+        nodes,
+        kubernetesVersion: 'v1.28.6',
+      });
+    }
+  });
+
+  it('with rollout: bpa killed (SIGKILL) while the second node is upgraded; the next run does not upgrade the first again, and uncordons the second only once its upgrade has finished', async () => {
+    if (!lab) return;
+    const nodes = [...TWO, { name: 'worker-2', roles: ['worker' as const], host: 2 }];
+    const dir = await mkdtemp(join(tmp, 'gated-'));
+    const gate = join(dir, 'gate');
+    const reached = join(dir, 'gate-reached');
+    // The upgrade path, gated: worker-1's run waits while the gate is there.
+    const script = join(dir, 'upgrade.sh');
+    await writeFile(
+      script,
+      `#!/bin/sh
+nodes=$1 inventory=$2 kubespray=$3
+echo "$nodes" >> '${dir}/runs'
+if [ "$nodes" = worker-1 ]; then
+  touch '${reached}'
+  while [ -e '${gate}' ]; do sleep 0.1; done
+fi
+exec ansible-playbook -i "$inventory" "$kubespray/upgrade-cluster.yml" --limit "$nodes"
+`,
+      { mode: 0o755 },
+    );
+    const args = kubesprayArgs(lab, state, [
+      '--upgrade-command',
+      `${script} {nodes} {inventory} {kubesprayDir}`,
+    ]);
+    const kubeconfig = join(state, 'clusters', 'east', 'kubeconfig');
+    const stored = await readFile(kubeconfig);
+    const kube = await startFakeKube();
+    const cordoned = (name: string): boolean | undefined =>
+      (kube.get('v1', 'Node', undefined, name)?.spec as { unschedulable?: boolean }).unschedulable;
+    const runs = async (): Promise<string[]> =>
+      (await readFile(join(dir, 'runs'), 'utf8')).split('\n').filter(Boolean);
+    try {
+      for (const n of nodes)
+        kube.put({
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name: n.name },
+          spec: {},
+          status: { conditions: [{ type: 'Ready', status: 'True' }] },
+        });
+      await copyFile(kube.kubeconfigPath, kubeconfig);
+      await writeFile(gate, '');
+      await updateLabSite(east, lab.hosts, {
+        cluster: 'east',
+        nodes,
+        kubernetesVersion: 'v1.29.2',
+        clusterSpec: ['  rollout:', '    maxUnavailable: 1', "    healthCheck: { timeout: '30s' }"],
+      });
+      const child = spawnBpa(['reconcile', '--once', east, ...args]);
+      await waitFor(
+        "worker-1's upgrade under way",
+        async () => (existsSync(reached) ? true : undefined),
+        120_000,
+      );
+      await kill(child);
+      const orphan = await installerPid(state, 'east');
+      assert.ok(orphan !== undefined && running(orphan), 'the installer outlives bpa');
+      assert.equal((await standinMarker(lab, 'h1'))['kube_version'], 'v1.29.2');
+      assert.equal(cordoned('master-1'), false, 'master-1 upgraded and uncordoned');
+      assert.equal((await standinMarker(lab, 'h2'))['kube_version'], 'v1.28.6');
+      assert.equal(cordoned('worker-1'), true, "worker-1's upgrade has not finished: cordoned");
+
+      // The next run, while worker-1's upgrade is still held.
+      await rm(reached);
+      const before = kube.requests.length;
+      const resumed = bpa(['reconcile', '--once', east, ...args]);
+      await waitFor("worker-1's upgrade run again", async () =>
+        existsSync(reached) ? true : undefined,
+      );
+      assert.ok(!running(orphan), 'the installer bpa left running was stopped first');
+      await new Promise((r) => setTimeout(r, 1_000));
+      assert.equal(cordoned('worker-1'), true, 'not uncordoned while its upgrade is held');
+      await rm(gate);
+      const r = await resumed;
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.deepEqual(await runs(), ['master-1', 'worker-1', 'worker-1', 'worker-2']);
+      for (const h of ['h1', 'h2', 'h3'])
+        assert.equal((await standinMarker(lab, h))['kube_version'], 'v1.29.2', h);
+      assert.deepEqual(
+        kube.requests
+          .slice(before)
+          .filter((x) => x.method === 'PATCH')
+          .map(
+            (x) =>
+              `${x.path.slice('/api/v1/nodes/'.length)}=${String((x.body as Array<{ value: boolean }>)[0]?.value)}`,
+          ),
+        ['worker-1=true', 'worker-1=false', 'worker-2=true', 'worker-2=false'],
+        'master-1 not touched again; worker-1 uncordoned after its upgrade',
+      );
+    } finally {
+      await kube.stop();
+      await writeFile(kubeconfig, stored);
+      await rm(gate, { force: true });
+      await updateLabSite(east, lab.hosts, {
+        cluster: 'east',
+        nodes,
+        kubernetesVersion: 'v1.29.2',
+      });
+    }
+  });
+
   it('removes with remove-node.yml and no prompt; a changed host key then stops the installer as it stops bpa', async () => {
     if (!lab) return;
-    const withVersion = { cluster: 'east', kubernetesVersion: 'v1.27.10' };
+    const withVersion = { cluster: 'east', kubernetesVersion: 'v1.29.2' };
     await updateLabSite(east, lab.hosts, { ...withVersion, nodes: TWO });
     const r = await bpa(['reconcile', '--once', east, ...kubesprayArgs(lab, state, ['--prune'])]);
     assert.equal(r.code, 0, r.stdout + r.stderr);

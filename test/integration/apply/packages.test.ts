@@ -6,7 +6,7 @@ import { copyFile } from 'node:fs/promises';
 import { startFakeKube, type KubeObject } from '../../fakes/kube-api-server.js';
 import { canRunAptLab, startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
 import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
-import { bpa, kill, labArgs, labReady, marker, spawnBpa, waitFor } from './harness.js';
+import { bpa, journal, kill, labArgs, labReady, marker, spawnBpa, waitFor } from './harness.js';
 import { updateLabSite, writeLabSite, type LabSiteOptions } from './lab-site.js';
 
 /** Real apt-get and dpkg on lab hosts with their own package databases, offline, from a local repository. */
@@ -61,6 +61,13 @@ describe('apply: packages on lab hosts', function () {
       { name: 'bpa-test-b', version: '1.0-1' },
       { name: 'bpa-test-c', version: '1.0-1' },
       { name: 'bpa-test-x', version: '1.0-1' },
+      { name: 'bpa-test-d', version: '1.0-1' },
+      // Its configuration waits while the host has /etc/bpa-gate: an upgrade held part-way.
+      {
+        name: 'bpa-test-d',
+        version: '2.0-1',
+        postinst: 'touch /etc/bpa-gate-reached\nwhile [ -e /etc/bpa-gate ]; do sleep 0.1; done',
+      },
     ]);
     tmp = await mkdtemp(join(tmpdir(), 'bpa-packages-'));
     state = join(tmp, 'state');
@@ -262,6 +269,116 @@ describe('apply: packages on lab hosts', function () {
       kube.release();
       await kube.stop();
       // As before this test: bpa-test-c off the workers, no rollout.
+      await setSite({
+        masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
+        workerSoftware: ['bpa-test-b: {version: 1.0-1}'],
+      });
+      const restored = await reconcile(['--prune']);
+      assert.equal(restored.code, 0, restored.stdout + restored.stderr);
+    }
+  });
+
+  it('with rollout: bpa killed (SIGKILL) while the second node is upgraded; the next run does not upgrade the first again, and uncordons the second only once its upgrade has finished', async () => {
+    const kube = await startFakeKube();
+    const onHost = (host: string, ...argv: string[]) => lab!.exec(host, argv);
+    // The step of a node in this test's upgrade (the newest of that name: earlier tests had theirs).
+    const stepOf = async (name: string) =>
+      (await journal(state, 'pk'))
+        .filter((x) => x.action === 'upgrade-packages' && x.step === `node:${name}`)
+        .at(-1);
+    const worker2Step = () => stepOf('worker-2');
+    try {
+      for (const name of nodes.map((n) => n.name))
+        kube.put({
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name },
+          spec: {},
+          status: { conditions: [{ type: 'Ready', status: 'True' }] },
+        } as KubeObject);
+      await copyFile(kube.kubeconfigPath, join(state, 'clusters', 'pk', 'kubeconfig'));
+      const software = (d: string) => ({
+        masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
+        workerSoftware: ['bpa-test-b: {version: 1.0-1}', `bpa-test-d: {version: ${d}}`],
+      });
+      await setSite(software('1.0-1'));
+      const installedD = await reconcile();
+      assert.equal(installedD.code, 0, installedD.stdout + installedD.stderr);
+      assert.equal(await installed('h3', 'bpa-test-d'), '1.0-1');
+
+      // worker-2's upgrade is held in its postinst: bpa is killed there, after worker-1.
+      await onHost('h3', 'touch', '/etc/bpa-gate');
+      await setSite({
+        ...software('2.0-1'),
+        clusterSpec: [
+          '  rollout:',
+          '    maxUnavailable: 1',
+          "    drain: { timeout: '30s' }",
+          "    healthCheck: { timeout: '30s' }",
+        ],
+      });
+      const child = spawnBpa([
+        'reconcile',
+        '--once',
+        site,
+        ...labArgs(lab!, state, ['--allow-site-commands']),
+      ]);
+      await waitFor(
+        "worker-2's upgrade under way",
+        async () =>
+          await onHost('h3', 'test', '-e', '/etc/bpa-gate-reached').then(
+            () => true,
+            () => undefined,
+          ),
+        120_000,
+      );
+      await kill(child);
+      const node = (name: string) =>
+        (kube.get('v1', 'Node', undefined, name)?.spec as { unschedulable?: boolean })
+          .unschedulable;
+      assert.equal(await installed('h2', 'bpa-test-d'), '2.0-1', 'worker-1 was upgraded');
+      assert.equal(node('worker-1'), false, 'and uncordoned');
+      assert.notEqual(await installed('h3', 'bpa-test-d'), '2.0-1', "worker-2's has not finished");
+      assert.equal(node('worker-2'), true, 'and it stays cordoned');
+      const killedAt = await worker2Step();
+      assert.equal(killedAt?.status, 'running');
+      assert.equal(killedAt?.attempt, 1);
+
+      // The next run, while worker-2's upgrade is still held: worker-2 stays cordoned.
+      await onHost('h3', 'rm', '-f', '/etc/bpa-gate-reached');
+      const before = kube.requests.length;
+      const resumed = bpa([
+        'reconcile',
+        '--once',
+        site,
+        ...labArgs(lab!, state, ['--allow-site-commands']),
+      ]);
+      await waitFor('the resumed step of worker-2', async () =>
+        (await worker2Step())?.attempt === 2 ? true : undefined,
+      );
+      await new Promise((r) => setTimeout(r, 2_000));
+      assert.equal(node('worker-2'), true, 'not uncordoned while its upgrade is held');
+      await onHost('h3', 'rm', '-f', '/etc/bpa-gate');
+      const r = await resumed;
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      const writes = kube.requests.slice(before).filter((x) => x.method === 'PATCH');
+      assert.ok(
+        !writes.some((x) => x.path.endsWith('/nodes/worker-1')),
+        'worker-1 not touched again',
+      );
+      assert.match(r.stdout, /upgrade-packages worker-1, worker-2/);
+      const w1 = await stepOf('worker-1');
+      assert.equal(w1?.attempt, 1, 'worker-1 was not upgraded again');
+      assert.equal(await installed('h3', 'bpa-test-d'), '2.0-1');
+      assert.equal(node('worker-2'), false, 'uncordoned once upgraded and Ready');
+      assert.equal(writes.at(-1)?.path, '/api/v1/nodes/worker-2', 'its uncordon is the last write');
+      assert.match((await reconcile()).stdout, /No changes/);
+    } finally {
+      await onHost('h3', 'rm', '-f', '/etc/bpa-gate', '/etc/bpa-gate-reached').catch(
+        () => undefined,
+      );
+      await kube.stop();
+      // As before this test: bpa-test-d off the workers, no rollout.
       await setSite({
         masterSoftware: ['bpa-test-a: {version: 1.0-1}'],
         workerSoftware: ['bpa-test-b: {version: 1.0-1}'],

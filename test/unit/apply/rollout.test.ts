@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeNodeOps } from '../../../src/apply/rollout/kube-nodes.js';
+import { BpaError } from '../../../src/util/errors.js';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { startFakeKube, type FakeKube, type KubeObject } from '../../fakes/kube-api-server.js';
@@ -301,5 +302,93 @@ describe('rolling node changes (cordon, drain, change, health, uncordon)', funct
     assert.ok(!changed.flat().includes('master-1'), 'the finished master is not upgraded again');
     assert.ok(changed.flat().includes('worker-1'));
     for (const n of names) assert.equal(cordoned(n), false);
+  });
+
+  describe("the installer's Kubernetes upgrade (upgrade-cluster)", () => {
+    // What each upgrade run saw: its nodes, and which nodes of the cluster were cordoned.
+    let upgrades: Array<{ nodes: string[]; cordoned: string[] }>;
+    let failOn: string | undefined;
+    beforeEach(() => {
+      upgrades = [];
+      failOn = undefined;
+      const run = ports.installer.run.bind(ports.installer);
+      ports.installer.run = async (path, req, step) => {
+        if (path === 'upgrade') {
+          upgrades.push({ nodes: [...req.nodes], cordoned: names.filter(cordoned) });
+          if (req.nodes.includes(failOn ?? ''))
+            throw new BpaError(
+              'INSTALLER_FAILED',
+              `installer upgrade for cluster ${req.cluster} exited 2: kubeadm upgrade failed`,
+              'transient',
+            );
+        }
+        return run(path, req, step);
+      };
+    });
+
+    it('runs the upgrade path node by node (its own --limit), masters first, each cordoned and drained, then Ready and uncordoned', async () => {
+      await writeSite(siteDir, { ...v1, kubernetesVersion: 'v1.27.10' });
+      const r = await reconciler().reconcile('webhook');
+      assert.equal(r.result, 'applied', JSON.stringify(r.error));
+      assert.deepEqual(upgrades[0], { nodes: ['master-1'], cordoned: ['master-1'] });
+      for (const u of upgrades) {
+        assert.equal(u.nodes.length, 1, 'one node per run');
+        assert.ok(u.cordoned.includes(u.nodes[0] ?? ''), `${u.nodes[0]} cordoned while upgraded`);
+        assert.ok(u.cordoned.length <= 2, `at most maxUnavailable cordoned (${u.cordoned})`);
+      }
+      assert.deepEqual(upgrades.map((u) => u.nodes[0]).sort(), names);
+      for (const n of names) assert.equal(cordoned(n), false, `${n} uncordoned`);
+      assert.ok(!podNames().includes('web-1'), 'drained before its upgrade');
+      // Each run its own Job name, when the installer runs as a Job.
+      const ids = ports.installer.runs.filter((x) => x.path === 'upgrade').map((x) => x.req.workId);
+      assert.equal(new Set(ids).size, 4);
+      const journal = JSON.parse(
+        await readFile(join(stateDir, 'clusters', 'east', 'journal.json'), 'utf8'),
+      ) as { steps: Array<{ action: string; step: string; status: string }> };
+      assert.deepEqual(
+        journal.steps
+          .filter((s) => s.action === 'upgrade-cluster')
+          .map((s) => `${s.step}:${s.status}`)
+          .sort(),
+        [
+          'inventory:done',
+          'node:master-1:done',
+          'node:worker-1:done',
+          'node:worker-2:done',
+          'node:worker-3:done',
+          'record:done',
+          'ssh-access:done',
+        ],
+      );
+      assert.deepEqual(source.clusterReport('east')?.status.rollout, {
+        action: 'upgrade-cluster',
+        nodes: names.map((name) => ({ name, state: 'done' })),
+      });
+    });
+
+    it('a node whose upgrade fails stays cordoned and halts the rollout; the next run upgrades only the nodes not finished', async () => {
+      failOn = 'worker-1';
+      await writeSite(siteDir, { ...v1, kubernetesVersion: 'v1.27.10' });
+      const r = await reconciler().reconcile('webhook');
+      assert.equal(r.result, 'failed');
+      const ready = source.clusterReport('east')?.status.conditions.find((c) => c.type === 'Ready');
+      assert.equal(ready?.reason, 'RolloutHalted');
+      assert.match(ready?.message ?? '', /halted at worker-1 .*kubeadm upgrade failed/);
+      assert.equal(cordoned('worker-1'), true, 'stays cordoned');
+      assert.equal(cordoned('worker-3'), false, 'the next batch never started');
+      assert.ok(!upgrades.some((u) => u.nodes[0] === 'worker-3'));
+
+      failOn = undefined;
+      upgrades = [];
+      const again = await reconciler().reconcile('retry');
+      assert.equal(again.result, 'applied', JSON.stringify(again.error));
+      assert.deepEqual(
+        upgrades.map((u) => u.nodes[0]),
+        ['worker-1', 'worker-3'],
+        'master-1 and worker-2 are not upgraded again',
+      );
+      for (const n of names) assert.equal(cordoned(n), false);
+      assert.equal(source.clusterReport('east')?.status.phase, 'Ready');
+    });
   });
 });
