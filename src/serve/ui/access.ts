@@ -45,6 +45,12 @@ export function isLoopback(host: string): boolean {
   return false;
 }
 
+/** The host name of a Host header (`[::1]:8080` → `::1`, `localhost:8080` → `localhost`). */
+function hostName(header: string | undefined): string {
+  const h = (header ?? '').trim();
+  return (/^\[([^\]]*)\](?::\d*)?$/.exec(h) ?? /^([^:]*)(?::\d*)?$/.exec(h))?.[1] ?? '';
+}
+
 const COOKIE = 'bpa_ui';
 const SESSION_SECONDS = 12 * 3600;
 
@@ -82,8 +88,25 @@ export function uiGuard(
   access: UiAccess,
 ): (req: IncomingMessage, res: ServerResponse, path: string) => boolean {
   return (req, res, path) => {
-    if (access.mode === 'open') return true;
     const page = path !== '/ui/events';
+    if (access.mode === 'open') {
+      if (access.why !== 'loopback' || isLoopback(hostName(req.headers.host))) return true;
+      // A page of another site that resolved its own name to 127.0.0.1 (DNS rebinding) would
+      // be the same origin as this one: open on loopback means asked for by a loopback name.
+      req.resume();
+      const message = `the status page is open only to loopback names (localhost, 127.0.0.1, [::1]), not ${hostName(req.headers.host) || 'a request without Host'}: open it at http://127.0.0.1:<port>/, or give bpa --ui-token-file`;
+      if (page)
+        sendPage(
+          res,
+          403,
+          loginLayout(
+            html`<h1>Not this address</h1>
+              <p>${message}.</p>`,
+          ),
+        );
+      else sendJson(res, 403, { error: 'forbidden', message });
+      return false;
+    }
     if (access.mode === 'off') {
       req.resume();
       if (page)

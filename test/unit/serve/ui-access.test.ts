@@ -189,5 +189,25 @@ describe('serve/ui: access to the status page', () => {
       assert.equal((await call(`${url}/`)).status, 200);
       assert.equal((await call(`${url}/ui/login`)).status, 404);
     });
+
+    it('open on loopback: a request for another host name (DNS rebinding) is refused, page and stream', async () => {
+      const url = await start(uiAccess({ listenHost: '127.0.0.1' }));
+      const port = new URL(url).port;
+      for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'localhost'])
+        assert.equal((await call(`${url}/`, { headers: { host } })).status, 200, host);
+      for (const host of [`evil.example:${port}`, 'evil.example', `127.0.0.1.nip.io:${port}`]) {
+        const page = await call(`${url}/inventory`, { headers: { host } });
+        assert.equal(page.status, 403, host);
+        assert.match(page.body, /open only to loopback names/);
+        assert.doesNotMatch(page.body, /Inventory|Clusters/);
+        assert.equal((await call(`${url}/ui/events`, { headers: { host } })).status, 403, host);
+      }
+      // Behind an authenticating proxy (--ui-insecure-no-token) the proxy's name is the one used.
+      await scheduler.stop();
+      await server?.close();
+      const proxied = await start(uiAccess({ listenHost: '0.0.0.0', insecureNoToken: true }));
+      const host = 'bpa.site.example';
+      assert.equal((await call(`${proxied}/`, { headers: { host } })).status, 200);
+    });
   });
 });
