@@ -54,9 +54,21 @@ function hostName(header: string | undefined): string {
 const COOKIE = 'bpa_ui';
 const SESSION_SECONDS = 12 * 3600;
 
-/** The cookie's value: derived from the token, so the token itself is never stored in it. */
-function sessionValue(token: string): string {
-  return createHmac('sha256', token).update('bpa status page session v1').digest('hex');
+/**
+ * The cookie's value: when it expires (seconds since the epoch) and a MAC of that with the
+ * token, so the token itself is never stored in it, and a copied cookie stops working when
+ * the session ends, not only when the browser drops it.
+ */
+function sessionValue(token: string, expires: number): string {
+  const mac = createHmac('sha256', token).update(`bpa status page session v2 ${expires}`);
+  return `${expires}.${mac.digest('hex')}`;
+}
+
+function validSession(value: string, token: string, nowMs: number): boolean {
+  const m = /^(\d{1,12})\.[0-9a-f]{64}$/.exec(value);
+  if (!m) return false;
+  const expires = Number(m[1]);
+  return sameSecret(value, sessionValue(token, expires)) && expires * 1000 > nowMs;
 }
 
 function cookieOf(req: IncomingMessage, name: string): string | undefined {
@@ -68,11 +80,11 @@ function cookieOf(req: IncomingMessage, name: string): string | undefined {
 }
 
 /** Whether the request carries the token (bearer) or a session from the login form. */
-export function authorized(req: IncomingMessage, token: string): boolean {
+export function authorized(req: IncomingMessage, token: string, now = Date.now()): boolean {
   const bearer = bearerToken(req);
   if (bearer !== undefined) return sameSecret(bearer, token);
   const session = cookieOf(req, COOKIE);
-  return session !== undefined && sameSecret(session, sessionValue(token));
+  return session !== undefined && validSession(session, token, now);
 }
 
 /** A local path to return to after the login, never another site (`//evil`, `/\evil`). */
@@ -86,6 +98,7 @@ function safeNext(next: string | null | undefined): string {
  */
 export function uiGuard(
   access: UiAccess,
+  now: () => number = Date.now,
 ): (req: IncomingMessage, res: ServerResponse, path: string) => boolean {
   return (req, res, path) => {
     const page = path !== '/ui/events';
@@ -126,7 +139,7 @@ export function uiGuard(
         });
       return false;
     }
-    if (authorized(req, access.token)) return true;
+    if (authorized(req, access.token, now())) return true;
     req.resume();
     if (page) {
       const url = new URL(req.url ?? '/', 'http://bpa.invalid');
@@ -147,7 +160,11 @@ export function uiGuard(
 }
 
 /** GET/POST /ui/login and POST /ui/logout, when the page needs a token. */
-export function loginRoutes(access: UiAccess, maxBodyBytes = 4096): RouteSet[] {
+export function loginRoutes(
+  access: UiAccess,
+  maxBodyBytes = 4096,
+  now: () => number = Date.now,
+): RouteSet[] {
   if (access.mode !== 'token') return [];
   const token = access.token;
   return [
@@ -175,7 +192,7 @@ export function loginRoutes(access: UiAccess, maxBodyBytes = 4096): RouteSet[] {
           const secure = req.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
           res.writeHead(303, {
             location: next,
-            'set-cookie': `${COOKIE}=${sessionValue(token)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_SECONDS}${secure}`,
+            'set-cookie': `${COOKIE}=${sessionValue(token, Math.floor(now() / 1000) + SESSION_SECONDS)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_SECONDS}${secure}`,
             'cache-control': 'no-store',
           });
           res.end();
