@@ -87,9 +87,12 @@ export function authorized(req: IncomingMessage, token: string, now = Date.now()
   return session !== undefined && validSession(session, token, now);
 }
 
-/** A local path to return to after the login, never another site (`//evil`, `/\evil`). */
+/**
+ * A local path to return to after the login, never another site (`//evil`, `/\evil`), and
+ * only printable ASCII (what a Location header may carry: the page's own links are encoded).
+ */
 function safeNext(next: string | null | undefined): string {
-  return next && /^\/(?![/\\])[^\s]*$/.test(next) ? next : '/';
+  return next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : '/';
 }
 
 /**

@@ -167,7 +167,13 @@ describe('serve/ui: access to the status page', () => {
         303,
       );
       // Never back to another site after the login.
-      for (const next of ['//evil.example/', '/\\evil.example', 'https://evil.example/'])
+      for (const next of [
+        '//evil.example/',
+        '/\\evil.example',
+        'https://evil.example/',
+        '/\u4e2d',
+        '/a\u0000b',
+      ])
         assert.equal((await post(TOKEN, next)).headers.location, '/', next);
       const out = await call(`${url}/ui/logout`, { method: 'POST', headers: { cookie: session } });
       assert.match(out.headers['set-cookie']?.[0] ?? '', /^bpa_ui=; .*Max-Age=0/);
