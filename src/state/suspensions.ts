@@ -30,7 +30,7 @@ export async function readSuspensions(stateDir: string): Promise<Suspensions> {
   try {
     text = await readFile(join(stateDir, FILE), 'utf8');
   } catch (err: unknown) {
-    if ((err as { code?: string }).code === 'ENOENT') return {};
+    if ((err as { code?: string }).code === 'ENOENT') return byName({});
     throw new StalledError(
       'SUSPENSIONS_UNREADABLE',
       `cannot read ${join(stateDir, FILE)} (${messageOf(err)}): check its permissions`,
@@ -38,13 +38,21 @@ export async function readSuspensions(stateDir: string): Promise<Suspensions> {
   }
   try {
     const parsed = JSON.parse(text) as { suspended?: Suspensions };
-    return parsed.suspended && typeof parsed.suspended === 'object' ? parsed.suspended : {};
+    return byName(parsed.suspended && typeof parsed.suspended === 'object' ? parsed.suspended : {});
   } catch (err: unknown) {
     throw new StalledError(
       'SUSPENSIONS_UNREADABLE',
       `${join(stateDir, FILE)} is not valid JSON (${messageOf(err)}): fix or remove it after checking what it suspended`,
     );
   }
+}
+
+/**
+ * Without a prototype: a cluster may be named like a property of every object
+ * (`constructor`), and must not read as suspended by it.
+ */
+function byName(entries: Suspensions): Suspensions {
+  return Object.assign(Object.create(null) as Suspensions, entries);
 }
 
 export async function writeSuspensions(stateDir: string, suspended: Suspensions): Promise<void> {

@@ -3,6 +3,7 @@
  * `If-None-Match` (304), single `Range` requests (206, 416) with `If-Range`, and HEAD.
  * Ironic, curl and apt resume or check downloads with these.
  */
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
@@ -23,6 +24,8 @@ export function parseRange(
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   // Several ranges, or another unit: the whole file is a valid answer.
   if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  // No byte of an empty file can be asked for (RFC 9110 §14.1.2): a range of it is a 416.
+  if (size === 0) return 'unsatisfiable';
   if (m[1] === '') {
     const suffix = Number(m[2]);
     if (suffix === 0) return 'unsatisfiable';
@@ -78,6 +81,8 @@ export function sendBuffer(
 /**
  * Sends a file from disk. It is opened before anything is answered, so a file removed
  * meanwhile is a 404 (the caller's), and one removed while it is sent is still sent whole.
+ * A symbolic link is not followed (a 404 too): what is served is only what was stored, never
+ * a file elsewhere on bpa's machine that a link in the state volume points at.
  */
 export async function sendPath(
   req: IncomingMessage,
@@ -87,7 +92,11 @@ export async function sendPath(
 ): Promise<boolean> {
   let fh;
   try {
-    fh = await open(path, 'r');
+    fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    if (!(await fh.stat()).isFile()) {
+      await fh.close();
+      return false;
+    }
   } catch {
     return false;
   }

@@ -60,7 +60,7 @@ export interface DelivererOptions {
  * One receiver's queue: events in order, one request at a time, retried with exponential
  * backoff while the receiver is down or answers 5xx/408/429, for as long as the bounded queue
  * holds them (the oldest is dropped when it overflows, and logged). A 4xx answer is final:
- * that receiver will not take the event. Enqueueing never waits, so a slow or dead receiver
+ * that receiver will not take the event; so is a redirect, which is never followed. Enqueueing never waits, so a slow or dead receiver
  * never holds up a reconcile.
  */
 export class Deliverer {
@@ -159,11 +159,20 @@ export class Deliverer {
         method: 'POST',
         headers,
         body,
-        redirect: 'error',
+        // Never followed: the signed body would go to a host the operator did not name.
+        redirect: 'manual',
         signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
       });
       await res.arrayBuffer().catch(() => undefined);
       if (res.ok) return 'delivered';
+      if (res.status >= 300 && res.status < 400) {
+        // Retrying would get the same answer forever and hold every later event behind it.
+        this.opts.log.error(
+          { receiver: this.shown(), status: res.status, event: event.type },
+          'notification answered with a redirect, which bpa does not follow: given up; give the final URL in --notify-url',
+        );
+        return 'rejected';
+      }
       if (res.status >= 500 || res.status === 408 || res.status === 429) {
         this.opts.log.warn(
           { receiver: this.shown(), status: res.status, event: event.type },

@@ -45,12 +45,30 @@ export function isLoopback(host: string): boolean {
   return false;
 }
 
+/** The host name of a Host header (`[::1]:8080` → `::1`, `localhost:8080` → `localhost`). */
+function hostName(header: string | undefined): string {
+  const h = (header ?? '').trim();
+  return (/^\[([^\]]*)\](?::\d*)?$/.exec(h) ?? /^([^:]*)(?::\d*)?$/.exec(h))?.[1] ?? '';
+}
+
 const COOKIE = 'bpa_ui';
 const SESSION_SECONDS = 12 * 3600;
 
-/** The cookie's value: derived from the token, so the token itself is never stored in it. */
-function sessionValue(token: string): string {
-  return createHmac('sha256', token).update('bpa status page session v1').digest('hex');
+/**
+ * The cookie's value: when it expires (seconds since the epoch) and a MAC of that with the
+ * token, so the token itself is never stored in it, and a copied cookie stops working when
+ * the session ends, not only when the browser drops it.
+ */
+function sessionValue(token: string, expires: number): string {
+  const mac = createHmac('sha256', token).update(`bpa status page session v2 ${expires}`);
+  return `${expires}.${mac.digest('hex')}`;
+}
+
+function validSession(value: string, token: string, nowMs: number): boolean {
+  const m = /^(\d{1,12})\.[0-9a-f]{64}$/.exec(value);
+  if (!m) return false;
+  const expires = Number(m[1]);
+  return sameSecret(value, sessionValue(token, expires)) && expires * 1000 > nowMs;
 }
 
 function cookieOf(req: IncomingMessage, name: string): string | undefined {
@@ -62,16 +80,19 @@ function cookieOf(req: IncomingMessage, name: string): string | undefined {
 }
 
 /** Whether the request carries the token (bearer) or a session from the login form. */
-export function authorized(req: IncomingMessage, token: string): boolean {
+export function authorized(req: IncomingMessage, token: string, now = Date.now()): boolean {
   const bearer = bearerToken(req);
   if (bearer !== undefined) return sameSecret(bearer, token);
   const session = cookieOf(req, COOKIE);
-  return session !== undefined && sameSecret(session, sessionValue(token));
+  return session !== undefined && validSession(session, token, now);
 }
 
-/** A local path to return to after the login, never another site (`//evil`, `/\evil`). */
+/**
+ * A local path to return to after the login, never another site (`//evil`, `/\evil`), and
+ * only printable ASCII (what a Location header may carry: the page's own links are encoded).
+ */
 function safeNext(next: string | null | undefined): string {
-  return next && /^\/(?![/\\])[^\s]*$/.test(next) ? next : '/';
+  return next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : '/';
 }
 
 /**
@@ -80,10 +101,28 @@ function safeNext(next: string | null | undefined): string {
  */
 export function uiGuard(
   access: UiAccess,
+  now: () => number = Date.now,
 ): (req: IncomingMessage, res: ServerResponse, path: string) => boolean {
   return (req, res, path) => {
-    if (access.mode === 'open') return true;
     const page = path !== '/ui/events';
+    if (access.mode === 'open') {
+      if (access.why !== 'loopback' || isLoopback(hostName(req.headers.host))) return true;
+      // A page of another site that resolved its own name to 127.0.0.1 (DNS rebinding) would
+      // be the same origin as this one: open on loopback means asked for by a loopback name.
+      req.resume();
+      const message = `the status page is open only to loopback names (localhost, 127.0.0.1, [::1]), not ${hostName(req.headers.host) || 'a request without Host'}: open it at http://127.0.0.1:<port>/, or give bpa --ui-token-file`;
+      if (page)
+        sendPage(
+          res,
+          403,
+          loginLayout(
+            html`<h1>Not this address</h1>
+              <p>${message}.</p>`,
+          ),
+        );
+      else sendJson(res, 403, { error: 'forbidden', message });
+      return false;
+    }
     if (access.mode === 'off') {
       req.resume();
       if (page)
@@ -103,7 +142,7 @@ export function uiGuard(
         });
       return false;
     }
-    if (authorized(req, access.token)) return true;
+    if (authorized(req, access.token, now())) return true;
     req.resume();
     if (page) {
       const url = new URL(req.url ?? '/', 'http://bpa.invalid');
@@ -124,7 +163,11 @@ export function uiGuard(
 }
 
 /** GET/POST /ui/login and POST /ui/logout, when the page needs a token. */
-export function loginRoutes(access: UiAccess, maxBodyBytes = 4096): RouteSet[] {
+export function loginRoutes(
+  access: UiAccess,
+  maxBodyBytes = 4096,
+  now: () => number = Date.now,
+): RouteSet[] {
   if (access.mode !== 'token') return [];
   const token = access.token;
   return [
@@ -152,7 +195,7 @@ export function loginRoutes(access: UiAccess, maxBodyBytes = 4096): RouteSet[] {
           const secure = req.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
           res.writeHead(303, {
             location: next,
-            'set-cookie': `${COOKIE}=${sessionValue(token)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_SECONDS}${secure}`,
+            'set-cookie': `${COOKIE}=${sessionValue(token, Math.floor(now() / 1000) + SESSION_SECONDS)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_SECONDS}${secure}`,
             'cache-control': 'no-store',
           });
           res.end();

@@ -356,6 +356,42 @@ describe('serve/notify: delivery', () => {
     await gone.stop(0);
   });
 
+  it('a redirect is not followed (the signature stays with the receiver given) and is final, so later events are not held behind it', async () => {
+    const elsewhere = await receiver(() => 204);
+    let hits = 0;
+    const redirecting = http.createServer((req, res) => {
+      hits += 1;
+      req.resume();
+      res.writeHead(307, { location: elsewhere.url }).end();
+    });
+    await new Promise<void>((r) => redirecting.listen(0, '127.0.0.1', r));
+    const outcomes: string[] = [];
+    const d = new Deliverer({
+      target: {
+        url: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hook`,
+        format: 'json',
+      },
+      secret: SECRET,
+      log,
+      backoffMs: 10,
+      maxBackoffMs: 20,
+      onOutcome: (e, o) => outcomes.push(`${e.id} ${o}`),
+    });
+    try {
+      d.enqueue(event(1));
+      d.enqueue(event(2));
+      await until('both events given up', () => outcomes.length === 2, 3_000);
+      assert.deepEqual(outcomes, ['id-1 rejected', 'id-2 rejected']);
+      assert.equal(hits, 2, 'one attempt per event');
+      assert.equal(elsewhere.attempts(), 0, 'nothing reached the host redirected to');
+      assert.equal(d.pending, 0);
+    } finally {
+      await d.stop(0);
+      await new Promise<void>((r) => redirecting.close(() => r()));
+      await elsewhere.close();
+    }
+  });
+
   it('slack format: one text line with the link; a notifier sends each transition to every receiver once', async () => {
     const body = JSON.parse(bodyFor(event(3), 'slack')) as { text: string };
     assert.equal(body.text, '*s*: cluster c3 is Degraded: R — m3 <http://127.0.0.1/|open>');

@@ -84,7 +84,7 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
     assert.equal((await post('/api/v1/suspend', {}, 'not-the-token')).status, 401);
     assert.equal((await post('/api/v1/resume', {}, null)).status, 401);
     assert.equal((await fetch(`${url}/api/v1/suspend`)).status, 401);
-    assert.deepEqual(await readSuspensions(stateDir), {});
+    assert.deepEqual({ ...(await readSuspensions(stateDir)) }, {});
     assert.deepEqual(triggers, []);
   });
 
@@ -93,7 +93,7 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
     assert.equal((await post('/api/v1/suspend', { cluster: '../etc' })).status, 400);
     assert.equal((await post('/api/v1/suspend', { cluster: 'east', force: true })).status, 400);
     assert.equal((await post('/api/v1/suspend', { reason: 'x'.repeat(501) })).status, 400);
-    assert.deepEqual(await readSuspensions(stateDir), {});
+    assert.deepEqual({ ...(await readSuspensions(stateDir)) }, {});
   });
 
   it('suspends and resumes a cluster or the whole site, kept in the state directory', async () => {
@@ -114,7 +114,7 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
     assert.equal((await post('/api/v1/resume', { cluster: 'east' })).status, 200);
     assert.deepEqual(Object.keys(await readSuspensions(stateDir)), ['*']);
     assert.equal((await post('/api/v1/resume')).status, 200);
-    assert.deepEqual(await readSuspensions(stateDir), {});
+    assert.deepEqual({ ...(await readSuspensions(stateDir)) }, {});
     assert.deepEqual(triggers, ['api', 'api', 'api', 'api'], 'each change asks for a reconcile');
   });
 

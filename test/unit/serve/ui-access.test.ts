@@ -81,6 +81,7 @@ describe('serve/ui: access to the status page', () => {
     let server: HttpServer | undefined;
     let scheduler: Scheduler;
     let model: UiModel;
+    let clock = Date.parse('2026-03-01T12:00:00Z');
 
     async function start(access: UiAccess): Promise<string> {
       scheduler = new Scheduler({
@@ -98,8 +99,8 @@ describe('serve/ui: access to the status page', () => {
         routes: statusPageRoutes({
           model,
           bus,
-          guard: uiGuard(access),
-          extra: loginRoutes(access),
+          guard: uiGuard(access, () => clock),
+          extra: loginRoutes(access, 4096, () => clock),
           loggedIn: access.mode === 'token',
         }),
       });
@@ -153,7 +154,7 @@ describe('serve/ui: access to the status page', () => {
       const cookie = right.headers['set-cookie']?.[0] ?? '';
       assert.match(
         cookie,
-        /^bpa_ui=[0-9a-f]{64}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/,
+        /^bpa_ui=\d+\.[0-9a-f]{64}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/,
       );
       assert.ok(!cookie.includes(TOKEN), 'the cookie is derived from the token, not the token');
       const session = cookie.split(';')[0] ?? '';
@@ -166,10 +167,44 @@ describe('serve/ui: access to the status page', () => {
         303,
       );
       // Never back to another site after the login.
-      for (const next of ['//evil.example/', '/\\evil.example', 'https://evil.example/'])
+      for (const next of [
+        '//evil.example/',
+        '/\\evil.example',
+        'https://evil.example/',
+        '/\u4e2d',
+        '/a\u0000b',
+      ])
         assert.equal((await post(TOKEN, next)).headers.location, '/', next);
       const out = await call(`${url}/ui/logout`, { method: 'POST', headers: { cookie: session } });
       assert.match(out.headers['set-cookie']?.[0] ?? '', /^bpa_ui=; .*Max-Age=0/);
+    });
+
+    it('a session ends after 12 hours on the server too: a copied cookie does not outlive it', async () => {
+      const url = await start({ mode: 'token', token: TOKEN });
+      const right = await call(`${url}/ui/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: TOKEN, next: '/' }).toString(),
+      });
+      const session = (right.headers['set-cookie']?.[0] ?? '').split(';')[0] ?? '';
+      const [, value = ''] = session.split('=');
+      const started = clock;
+      try {
+        clock = started + 11 * 3600_000;
+        assert.equal((await call(`${url}/`, { headers: { cookie: session } })).status, 200);
+        clock = started + 12 * 3600_000 + 1000;
+        assert.equal((await call(`${url}/`, { headers: { cookie: session } })).status, 303);
+        assert.equal(
+          (await call(`${url}/ui/events`, { headers: { cookie: session } })).status,
+          401,
+        );
+        // Moving the expiry forward breaks the MAC.
+        const [, mac] = value.split('.');
+        const later = `bpa_ui=${Math.floor(clock / 1000) + 3600}.${mac ?? ''}`;
+        assert.equal((await call(`${url}/`, { headers: { cookie: later } })).status, 303);
+      } finally {
+        clock = started;
+      }
     });
 
     it('off: every page answers 403 saying how to turn it on; nothing of the site is shown', async () => {
@@ -188,6 +223,26 @@ describe('serve/ui: access to the status page', () => {
       const url = await start(uiAccess({ listenHost: '127.0.0.1' }));
       assert.equal((await call(`${url}/`)).status, 200);
       assert.equal((await call(`${url}/ui/login`)).status, 404);
+    });
+
+    it('open on loopback: a request for another host name (DNS rebinding) is refused, page and stream', async () => {
+      const url = await start(uiAccess({ listenHost: '127.0.0.1' }));
+      const port = new URL(url).port;
+      for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'localhost'])
+        assert.equal((await call(`${url}/`, { headers: { host } })).status, 200, host);
+      for (const host of [`evil.example:${port}`, 'evil.example', `127.0.0.1.nip.io:${port}`]) {
+        const page = await call(`${url}/inventory`, { headers: { host } });
+        assert.equal(page.status, 403, host);
+        assert.match(page.body, /open only to loopback names/);
+        assert.doesNotMatch(page.body, /Inventory|Clusters/);
+        assert.equal((await call(`${url}/ui/events`, { headers: { host } })).status, 403, host);
+      }
+      // Behind an authenticating proxy (--ui-insecure-no-token) the proxy's name is the one used.
+      await scheduler.stop();
+      await server?.close();
+      const proxied = await start(uiAccess({ listenHost: '0.0.0.0', insecureNoToken: true }));
+      const host = 'bpa.site.example';
+      assert.equal((await call(`${proxied}/`, { headers: { host } })).status, 200);
     });
   });
 });

@@ -1,0 +1,233 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import { mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { AptRepository } from '../../../src/artifacts/apt-repo.js';
+import { ArtifactStore } from '../../../src/artifacts/store.js';
+import { artifactRoutes } from '../../../src/serve/artifacts/routes.js';
+import type { RouteSet } from '../../../src/serve/http.js';
+import { createLogger } from '../../../src/util/log.js';
+
+const TOKEN = 'artifact-token-4f1c8a';
+const log = createLogger('silent', new Writable({ write: (_c, _e, done) => done() }));
+const sha = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** The artifact routes on a real HTTP server, dispatched by exact path or longest prefix. */
+async function serveRoutes(routes: RouteSet[]): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const route =
+      routes.find((r) => r.path === path) ??
+      routes
+        .filter((r) => r.path.endsWith('/') && path.startsWith(r.path))
+        .sort((a, b) => b.path.length - a.path.length)[0];
+    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+    const handler = route?.handlers[method];
+    if (!handler) {
+      res.writeHead(404).end();
+      return;
+    }
+    void Promise.resolve(handler(req, res, path)).catch(() => res.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+function request(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method: opts.method ?? 'GET', headers: opts.headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+describe('serve: the artifact routes against an attacker on the provisioning network', () => {
+  let dir = '';
+  let outside = '';
+  let store: ArtifactStore;
+  let server: { url: string; close(): Promise<void> };
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'bpa-artifact-routes-'));
+    outside = join(dir, 'secret-outside-the-store');
+    await writeFile(outside, 'BMC password: hunter2\n');
+    store = await ArtifactStore.open(join(dir, 'artifacts'));
+    const routes = artifactRoutes({
+      store,
+      apt: new AptRepository(),
+      token: TOKEN,
+      maxBytes: 64 * 1024 * 1024,
+      log,
+    });
+    server = await serveRoutes(routes);
+  });
+  afterEach(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const put = (name: string, content: Buffer | string): Promise<Answer> => {
+    const body = Buffer.from(content);
+    return request(`${server.url}/api/v1/artifacts/files/${name}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TOKEN}`, 'x-checksum-sha256': sha(body) },
+      body,
+    });
+  };
+
+  it('a range of an empty file is 416, not a 206 with an impossible Content-Range', async () => {
+    assert.equal((await put('empty', '')).status, 201);
+    for (const range of ['bytes=-5', 'bytes=0-', 'bytes=0-0']) {
+      const a = await request(`${server.url}/artifacts/files/empty`, { headers: { range } });
+      assert.equal(a.status, 416, range);
+      assert.equal(a.headers['content-range'], 'bytes */0', range);
+    }
+    const whole = await request(`${server.url}/artifacts/files/empty`);
+    assert.equal(whole.status, 200);
+    assert.equal(whole.headers['content-length'], '0');
+  });
+
+  it('Range edge cases of a stored file: suffix, open end, past the end, several ranges, If-Range', async () => {
+    assert.equal((await put('ten', '0123456789')).status, 201);
+    const get = (headers: Record<string, string>): Promise<Answer> =>
+      request(`${server.url}/artifacts/files/ten`, { headers });
+    const suffix = await get({ range: 'bytes=-3' });
+    assert.equal(suffix.status, 206);
+    assert.equal(suffix.body.toString(), '789');
+    assert.equal(suffix.headers['content-range'], 'bytes 7-9/10');
+    assert.equal((await get({ range: 'bytes=8-' })).body.toString(), '89');
+    assert.equal((await get({ range: 'bytes=10-' })).status, 416);
+    assert.equal((await get({ range: 'bytes=99999999999999999999-' })).status, 416);
+    assert.equal(
+      (await get({ range: 'bytes=0-99999999999999999999' })).body.toString(),
+      '0123456789',
+    );
+    // Several ranges or another unit: the whole file, never a multipart body.
+    assert.equal((await get({ range: 'bytes=0-1,3-4' })).status, 200);
+    const etag = suffix.headers.etag as string;
+    assert.equal((await get({ range: 'bytes=0-1', 'if-range': etag })).status, 206);
+    assert.equal((await get({ range: 'bytes=0-1', 'if-range': '"stale"' })).status, 200);
+  });
+
+  it('names with a path in them are refused on upload and find nothing on download', async () => {
+    assert.equal((await put('ok', 'data')).status, 201);
+    for (const name of ['..%2F..%2Fsecret', '%2E%2E', 'a%5Cb', '..']) {
+      const a = await put(name, 'x');
+      assert.ok(a.status === 400 || a.status === 404, `${name}: ${a.status}`);
+    }
+    for (const path of [
+      '/artifacts/files/..%2F..%2Fsecret-outside-the-store',
+      '/artifacts/files/..%2Fmeta%2Ffiles%2Fok.json',
+      '/artifacts/apt/pool/..%2F..%2Fsecret-outside-the-store',
+      '/artifacts/files/%2e%2e',
+    ]) {
+      const a = await request(`${server.url}${path}`);
+      assert.equal(a.status, 404, path);
+      assert.doesNotMatch(a.body.toString(), /hunter2/);
+    }
+  });
+
+  it('a blob replaced by a symbolic link is not followed: 404, not the file it points at', async () => {
+    assert.equal((await put('image.qcow2', 'the image')).status, 201);
+    const blob = store.blobPath(sha('the image'));
+    await unlink(blob);
+    await symlink(outside, blob);
+    const a = await request(`${server.url}/artifacts/files/image.qcow2`);
+    assert.equal(a.status, 404);
+    assert.doesNotMatch(a.body.toString(), /hunter2/);
+  });
+
+  it('a record whose blob is a symbolic link is dropped when the store opens', async () => {
+    assert.equal((await put('linked', 'content')).status, 201);
+    const blob = store.blobPath(sha('content'));
+    await unlink(blob);
+    await symlink(outside, blob);
+    const warnings: string[] = [];
+    const reopened = await ArtifactStore.open(join(dir, 'artifacts'), {
+      warn: (m) => warnings.push(m),
+    });
+    assert.equal(reopened.get('files', 'linked'), undefined);
+    assert.match(
+      warnings.join('\n'),
+      /files\/linked\.json is unreadable or its content is missing/,
+    );
+  });
+
+  it('a DELETE while a GET is being sent: the GET still gets the whole file, the next one 404', async () => {
+    const big = Buffer.alloc(8 * 1024 * 1024, 7);
+    assert.equal((await put('big', big)).status, 201);
+    const got = await new Promise<Buffer>((resolve, reject) => {
+      const req = http.get(`${server.url}/artifacts/files/big`, (res) => {
+        const chunks: Buffer[] = [];
+        let deleted = false;
+        res.on('data', (c: Buffer) => {
+          chunks.push(c);
+          if (deleted) return;
+          deleted = true;
+          res.pause();
+          void request(`${server.url}/api/v1/artifacts/files/big`, {
+            method: 'DELETE',
+            headers: { authorization: `Bearer ${TOKEN}` },
+          }).then((d) => {
+            assert.equal(d.status, 204);
+            res.resume();
+          }, reject);
+        });
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+    });
+    assert.equal(got.length, big.length);
+    assert.ok(got.equals(big));
+    assert.equal((await request(`${server.url}/artifacts/files/big`)).status, 404);
+  });
+
+  it('the upload API wants the token; oversized headers are refused by the server', async () => {
+    const noToken = await request(`${server.url}/api/v1/artifacts/files/x`, {
+      method: 'PUT',
+      headers: { 'x-checksum-sha256': sha('x') },
+      body: Buffer.from('x'),
+    });
+    assert.equal(noToken.status, 401);
+    const huge = await request(`${server.url}/artifacts/files/ok`, {
+      headers: { 'x-padding': 'a'.repeat(64 * 1024) },
+    });
+    assert.equal(huge.status, 431);
+  });
+});
