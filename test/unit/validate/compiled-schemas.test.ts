@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import {
   AJV_OPTIONS,
@@ -10,7 +10,6 @@ import {
 } from '../../../scripts/gen-schema-code.js';
 import { createSchemaValidator, schemaValidator } from '../../../src/validate/schema.js';
 import { KINDS, type KindName } from '../../../src/validate/kinds.js';
-import { readdirSync } from 'node:fs';
 
 describe('compiled schemas (src/validate/compiled-schemas.ts)', () => {
   it('are generated from schemas/ by this ajv (npx tsx scripts/gen-schema-code.ts)', () => {
@@ -25,13 +24,16 @@ describe('compiled schemas (src/validate/compiled-schemas.ts)', () => {
     const ajv = new Ajv(AJV_OPTIONS);
     ajv.addKeyword('x-bpa-code');
     const compiled: Record<string, ReturnType<Ajv['compile']>> = {};
-    for (const name of readdirSync(SCHEMAS).filter((f) => f.endsWith('.schema.json'))) {
+    const files = readdirSync(SCHEMAS).filter((f) => f.endsWith('.schema.json'));
+    const ids = new Map<string, string>();
+    for (const name of files) {
       const schema = JSON.parse(readFileSync(`${SCHEMAS}/${name}`, 'utf8')) as { $id: string };
       ajv.addSchema(schema);
+      ids.set(name, schema.$id);
     }
-    for (const name of readdirSync(SCHEMAS).filter((f) => f.endsWith('.schema.json'))) {
-      const schema = JSON.parse(readFileSync(`${SCHEMAS}/${name}`, 'utf8')) as { $id: string };
-      const fn = ajv.getSchema(schema.$id);
+    // Compiled after every schema is added: they refer to each other (common.schema.json).
+    for (const name of files) {
+      const fn = ajv.getSchema(ids.get(name) ?? '');
       assert.ok(fn, name);
       compiled[exportName(name)] = fn;
     }
