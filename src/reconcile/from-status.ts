@@ -5,13 +5,9 @@ import type { FactsMap } from '../observe/facts.js';
 import { factsKey } from '../observe/facts.js';
 import type { Observations } from '../observe/index.js';
 import type { Host, Lease } from '../observe/types.js';
-import {
-  INVENTORY_REPORT,
-  type InventoryStatusDoc,
-  type PlanningSettings,
-} from '../report/inventory.js';
+import type { InventoryStatusDoc, PlanningSettings } from '../report/inventory.js';
 import type { ClusterStatusDoc } from '../report/status.js';
-import { parseReports, readReportTexts } from '../source/site-source.js';
+import { INVENTORY_REPORT } from '../source/site-path.js';
 import type { AppliedState } from '../state/applied.js';
 import { StalledError } from '../util/errors.js';
 import { normalizeMac } from '../util/mac.js';
@@ -49,6 +45,8 @@ export async function useStatus(cfg: Config, siteDir: string): Promise<boolean> 
  * (installed packages), and how the controller plans. Nothing is asked of the network.
  */
 export async function readStatusWorld(siteDir: string, model: SiteModel): Promise<StatusWorld> {
+  // Loaded only here: it reads YAML with the yaml package, which a plain bpa plan never needs.
+  const { parseReports, readReportTexts } = await import('../source/site-source.js');
   const reports = parseReports(await readReportTexts(siteDir));
   const doc = reports.get(INVENTORY_REPORT) as InventoryStatusDoc | undefined;
   if (doc?.kind !== 'InventoryStatus' || !Array.isArray(doc.status?.hosts)) {
@@ -117,18 +115,4 @@ export async function readStatusWorld(siteDir: string, model: SiteModel): Promis
   };
 }
 
-/** "observed 2026-05-01T10:00:00Z (3 hours ago)". */
-export function observedAge(observedAt: string, now: number): string {
-  const at = Date.parse(observedAt);
-  if (Number.isNaN(at)) return `observed at an unknown time (${observedAt})`;
-  const s = Math.max(0, Math.round((now - at) / 1000));
-  const age =
-    s < 90
-      ? `${s} seconds`
-      : s < 90 * 60
-        ? `${Math.round(s / 60)} minutes`
-        : s < 36 * 3600
-          ? `${Math.round(s / 3600)} hours`
-          : `${Math.round(s / 86400)} days`;
-  return `observed ${new Date(at).toISOString().replace(/\.000Z$/, 'Z')} (${age} ago)`;
-}
+export { observedAge } from './observed-age.js';

@@ -3,10 +3,10 @@ import type { ExecutionSettings } from '../config/execution.js';
 import { hostKey } from '../observe/inventory/hosts.js';
 import { resolveIp, type IpSource } from '../observe/inventory/ip.js';
 import type { Host, Lease } from '../observe/types.js';
-import { STATUS_DIR } from '../source/site-path.js';
+import { INVENTORY_REPORT } from '../source/site-path.js';
 import { redact } from '../util/redact.js';
 
-export const INVENTORY_REPORT = `${STATUS_DIR}/inventory.yaml`;
+export { INVENTORY_REPORT };
 
 /** One host as the controller observed it: what placement and addressing use, nothing secret. */
 export interface ObservedHost {

@@ -147,7 +147,25 @@ interface IdentityMac {
 }
 
 /** The MACs that name a host: boot MAC and NIC MACs (from its HardwareData when it has one). */
+/**
+ * Each host's identity MACs, kept for as long as its document lives: under \`bpa serve\` an
+ * unchanged file's documents are the same objects from one reconcile to the next
+ * (validate/document-cache.ts), and are never changed once read.
+ */
+const macsOf = new WeakMap<
+  KindedDocument,
+  { hwDoc: KindedDocument | undefined; macs: IdentityMac[] }
+>();
+
 function identityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined): IdentityMac[] {
+  const known = macsOf.get(d);
+  if (known && known.hwDoc === hwDoc) return known.macs;
+  const macs = readIdentityMacs(d, hwDoc);
+  macsOf.set(d, { hwDoc, macs });
+  return macs;
+}
+
+function readIdentityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined): IdentityMac[] {
   const out: IdentityMac[] = [];
   const seen = new Set<string>();
   const claim = (raw: unknown, doc: KindedDocument, ptr: () => string): void => {

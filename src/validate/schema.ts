@@ -1,11 +1,7 @@
-import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { error, pointer, type Problem } from '../util/problem.js';
+import * as compiledSchemas from './compiled-schemas.js';
 import { KINDS, type KindName } from './kinds.js';
-
-/** The directory of the JSON Schemas, both from `src/` (tests) and from `dist/` (the CLI). */
-export const SCHEMA_DIR = fileURLToPath(new URL('../../schemas/', import.meta.url));
 
 export interface SchemaValidator {
   /** Schema problems of one document of a known kind, with pointers (no positions yet). */
@@ -24,31 +20,28 @@ export function checkSchema(
 
 let shared: SchemaValidator | undefined;
 
-/** The validator for the schemas shipped with bpa, compiled once per process. */
+/**
+ * The validator for the schemas shipped with bpa: ajv's standalone code generated from
+ * schemas/ at development time (scripts/gen-schema-code.ts), so no run loads ajv's compiler.
+ */
 export function schemaValidator(): SchemaValidator {
-  shared ??= createSchemaValidator(SCHEMA_DIR);
+  shared ??= createSchemaValidator(
+    compiledSchemas as unknown as Record<string, ValidateFunction | undefined>,
+  );
   return shared;
 }
 
-export function createSchemaValidator(dir: string): SchemaValidator {
-  const ajv = new Ajv({ strict: true, allErrors: true, verbose: true, allowUnionTypes: true });
-  ajv.addKeyword('x-bpa-code');
-  const byFile = new Map<string, string>();
-  for (const name of readdirSync(dir)
-    .filter((f) => f.endsWith('.schema.json'))
-    .sort()) {
-    const schema = JSON.parse(readFileSync(`${dir}/${name}`, 'utf8')) as { $id?: string };
-    ajv.addSchema(schema);
-    if (schema.$id) byFile.set(name, schema.$id);
-  }
-  const compiled = new Map<KindName, ValidateFunction>();
+/** A validator over compiled schemas, each exported under its file name without `.schema.json`. */
+export function createSchemaValidator(
+  compiled: Record<string, ValidateFunction | undefined>,
+): SchemaValidator {
+  const byKind = new Map<KindName, ValidateFunction>();
   const validatorFor = (kind: KindName): ValidateFunction => {
-    let fn = compiled.get(kind);
+    let fn = byKind.get(kind);
     if (!fn) {
-      const id = byFile.get(KINDS[kind].schema);
-      fn = id ? ajv.getSchema(id) : undefined;
-      if (!fn) throw new Error(`schema ${KINDS[kind].schema} is missing from ${dir}`);
-      compiled.set(kind, fn);
+      fn = compiled[KINDS[kind].schema.replace(/\.schema\.json$/, '')];
+      if (!fn) throw new Error(`schema ${KINDS[kind].schema} has no compiled validator`);
+      byKind.set(kind, fn);
     }
     return fn;
   };

@@ -5,7 +5,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { diffPlans, type PlanDiff } from '../../plan/diff-plans.js';
 import type { Plan } from '../../plan/index.js';
 import { createRun, type RunContext } from '../../reconcile/context.js';
-import { observedAge } from '../../reconcile/from-status.js';
+import { observedAge } from '../../reconcile/observed-age.js';
 import { runSteps } from '../../reconcile/steps.js';
 import { exportRevision, resolveRevision } from '../../source/revision-tree.js';
 import { UsageError } from '../../util/errors.js';

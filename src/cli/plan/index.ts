@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import { createRun } from '../../reconcile/context.js';
-import { observedAge } from '../../reconcile/from-status.js';
+import { observedAge } from '../../reconcile/observed-age.js';
 import { STATUS_DIR } from '../../source/site-path.js';
 import { runSteps } from '../../reconcile/steps.js';
 import { silentLogger } from '../../util/log.js';

@@ -3,7 +3,6 @@ import { UsageError } from '../../util/errors.js';
 import { EXIT, type Io } from '../io.js';
 import { formatStatus } from '../output/status.js';
 import { outputOption } from '../output-option.js';
-import { allReady, readFromDir, readFromServer } from './read.js';
 
 /**
  * `bpa status [PATH]`: the clusters and nodes of a site as bpa last reported them, from a
@@ -22,6 +21,8 @@ export function registerStatus(program: Command, io: Io): void {
     .addOption(outputOption(['table', 'json']))
     .option('--no-nodes', 'leave out the table of nodes')
     .action(async (path, opts) => {
+      // Loaded when used: it reads YAML with the yaml package, which no other command loads.
+      const { allReady, readFromDir, readFromServer } = await import('./read.js');
       const server = opts.server;
       if (server !== undefined && path !== undefined)
         throw new UsageError('give either a site directory or --server URL, not both');

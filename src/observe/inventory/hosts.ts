@@ -34,41 +34,74 @@ export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
     const hw = o.spec?.['hardware'];
     if (isRecord(hw)) hardwareData.set(hostKey(meta(o)), hw);
   }
-  const hosts: Host[] = [];
+  const hosts: Array<{ key: string; host: Host }> = [];
   for (const o of objects) {
     if (o.kind !== 'BareMetalHost') continue;
-    const m = meta(o);
-    const key = hostKey(m);
-    const status = o.status ?? {};
-    const hw = hardwareData.get(key) ?? (isRecord(status['hardware']) ? status['hardware'] : {});
-    const labels = o.metadata?.labels ?? {};
-    const nics = nicsOf(hw['nics']);
-    const cpu = isRecord(hw['cpu']) ? hw['cpu'] : {};
-    const bootMac =
-      typeof o.spec?.['bootMACAddress'] === 'string'
-        ? normalizeMac(o.spec['bootMACAddress'])
-        : undefined;
-    const consumer = consumerOf(o.spec?.['consumerRef']);
-    const reason = ineligibility(o, consumer);
-    hosts.push({
-      name: m.name,
-      namespace: m.namespace,
-      bootMac,
-      nics,
-      cpuCount: typeof cpu['count'] === 'number' ? cpu['count'] : undefined,
-      ramMebibytes: typeof hw['ramMebibytes'] === 'number' ? hw['ramMebibytes'] : undefined,
-      sriov:
-        flag(labels[SRIOV_LABEL]) ??
-        nics.some((n) => n.model !== undefined && isSriovModel(n.model)),
-      qat: flag(labels[QAT_LABEL]) ?? false,
-      labels: { ...labels },
-      eligible: reason === undefined,
-      ineligibleReason: reason,
-      ...(consumer === undefined ? {} : { consumer }),
-      origin: o.origin ?? key,
-    });
+    const key = hostKey(meta(o));
+    const hw = hardwareData.get(key);
+    const inputs: HostInputs = { spec: o.spec, status: o.status, origin: o.origin, hw };
+    const known = o.metadata ? built.get(o.metadata) : undefined;
+    if (known && sameInputs(known, inputs)) {
+      hosts.push({ key, host: known.host });
+      continue;
+    }
+    const host = hostFromObject(o, hw);
+    if (o.metadata) built.set(o.metadata, { ...inputs, host });
+    hosts.push({ key, host });
   }
-  return hosts.sort((a, b) => cmp(hostKey(a), hostKey(b)));
+  return hosts.sort((a, b) => cmp(a.key, b.key)).map((h) => h.host);
+}
+
+interface HostInputs {
+  spec: Metal3Object['spec'];
+  status: Metal3Object['status'];
+  origin: string | undefined;
+  hw: Record<string, unknown> | undefined;
+}
+
+/**
+ * Hosts already built, by their object's metadata, with what else they were built from. Under
+ * `bpa serve` an unchanged file's documents are the same objects from one reconcile to the
+ * next (load/cache.ts), so a host whose objects are all the same is not built again; objects
+ * are never changed once read, and a host is never changed once built. A WeakMap: an entry
+ * lives only as long as the document it came from.
+ */
+const built = new WeakMap<object, HostInputs & { host: Host }>();
+
+function sameInputs(a: HostInputs, b: HostInputs): boolean {
+  return a.spec === b.spec && a.status === b.status && a.origin === b.origin && a.hw === b.hw;
+}
+
+function hostFromObject(o: Metal3Object, hardwareData: Record<string, unknown> | undefined): Host {
+  const m = meta(o);
+  const key = hostKey(m);
+  const status = o.status ?? {};
+  const hw = hardwareData ?? (isRecord(status['hardware']) ? status['hardware'] : {});
+  const labels = o.metadata?.labels ?? {};
+  const nics = nicsOf(hw['nics']);
+  const cpu = isRecord(hw['cpu']) ? hw['cpu'] : {};
+  const bootMac =
+    typeof o.spec?.['bootMACAddress'] === 'string'
+      ? normalizeMac(o.spec['bootMACAddress'])
+      : undefined;
+  const consumer = consumerOf(o.spec?.['consumerRef']);
+  const reason = ineligibility(o, consumer);
+  return {
+    name: m.name,
+    namespace: m.namespace,
+    bootMac,
+    nics,
+    cpuCount: typeof cpu['count'] === 'number' ? cpu['count'] : undefined,
+    ramMebibytes: typeof hw['ramMebibytes'] === 'number' ? hw['ramMebibytes'] : undefined,
+    sriov:
+      flag(labels[SRIOV_LABEL]) ?? nics.some((n) => n.model !== undefined && isSriovModel(n.model)),
+    qat: flag(labels[QAT_LABEL]) ?? false,
+    labels: { ...labels },
+    eligible: reason === undefined,
+    ineligibleReason: reason,
+    ...(consumer === undefined ? {} : { consumer }),
+    origin: o.origin ?? key,
+  };
 }
 
 /**

@@ -43,9 +43,28 @@ export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/**
+ * What indexing derives from a host alone, kept for as long as the host object lives: under
+ * `bpa serve` the hosts of unchanged inventory documents are the same objects from one
+ * reconcile to the next (observe/inventory/hosts.ts), and a host is never changed once built.
+ */
+const derived = new WeakMap<Host, { key: string; cap: Capacity; macs: string[] }>();
+
+function deriveHost(host: Host): { key: string; cap: Capacity; macs: string[] } {
+  let d = derived.get(host);
+  if (!d) {
+    d = { key: hostKey(host), cap: capacityOf(host), macs: hostMacs(host).map(canonicalMac) };
+    derived.set(host, d);
+  }
+  return d;
+}
+
 export function indexHosts(hosts: readonly Host[]): SiteHosts {
   const all = hosts
-    .map((host) => ({ host, key: hostKey(host), cap: capacityOf(host) }))
+    .map((host): SiteHost => {
+      const d = deriveHost(host);
+      return { host, key: d.key, cap: d.cap };
+    })
     .sort((a, b) => compareText(a.key, b.key) || compareText(a.host.origin, b.host.origin));
   const byKey = new Map<string, SiteHost>();
   const byMac = new Map<string, SiteHost[]>();
@@ -53,8 +72,7 @@ export function indexHosts(hosts: readonly Host[]): SiteHosts {
   for (const entry of all) {
     if (!byKey.has(entry.key)) byKey.set(entry.key, entry);
     if (!entry.host.eligible) ineligible.push(entry);
-    for (const raw of hostMacs(entry.host)) {
-      const mac = canonicalMac(raw);
+    for (const mac of deriveHost(entry.host).macs) {
       const list = byMac.get(mac);
       if (!list) byMac.set(mac, [entry]);
       // Two spellings of one MAC on the same host still name one host.

@@ -69,4 +69,27 @@ describe('lazy loading: bpa validate and bpa --version load no heavy modules', f
     );
     assert.deepEqual(heavyIn(r.modules), []);
   });
+
+  it("bpa validate and bpa plan load neither ajv's schema compiler nor the yaml package", async () => {
+    // The schemas are compiled at development time (src/validate/compiled-schemas.ts), and the
+    // yaml package only writes reports and reads status: neither is a site's validation or plan.
+    const state = join(dir, 'state');
+    for (const args of [
+      ['validate', 'sites/example'],
+      ['plan', 'sites/example', '--state', state, '-o', 'json'],
+    ]) {
+      const r = await modulesOf([join(ROOT, 'bin', 'bpa'), ...args], dir);
+      assert.ok([0, 2].includes(r.code), `bpa ${args[0]} exited ${r.code}`);
+      assert.ok(
+        r.modules.some((m) => m.includes('/dist/validate/compiled-schemas.js')),
+        `bpa ${args[0]}: the compiled schemas were recorded`,
+      );
+      const compiler = r.modules.filter(
+        (m) =>
+          /\/node_modules\/ajv\/dist\/(core|ajv|compile\/)/.test(m) ||
+          m.includes('/node_modules/yaml/'),
+      );
+      assert.deepEqual(compiler, [], `bpa ${args[0]}`);
+    }
+  });
 });

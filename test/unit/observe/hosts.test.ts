@@ -129,4 +129,32 @@ describe('hosts from BareMetalHost objects', () => {
       ],
     );
   });
+
+  it('builds a host again only when one of its objects is a new one (the warm path under serve)', () => {
+    const a = bmh('a');
+    const b = bmh('b');
+    const [a1, b1] = hostsFromObjects([a, b]);
+    // The same objects in new wrappers, as observe makes them from cached documents.
+    const [a2, b2] = hostsFromObjects([{ ...a }, { ...b }]);
+    assert.equal(a2, a1);
+    assert.equal(b2, b1);
+    // A new status object (the file changed): built again, and it says what the new one says.
+    const [a3] = hostsFromObjects([{ ...a, status: { ...a.status, poweredOn: false } }]);
+    assert.notEqual(a3, a1);
+    assert.equal(a3?.eligible, false);
+    assert.match(a3?.ineligibleReason ?? '', /powered off/);
+    // A HardwareData for the host now: built again from it.
+    const hw: Metal3Object = {
+      kind: 'HardwareData',
+      metadata: { name: 'a', namespace: 'metal3' },
+      spec: { hardware: { cpu: { count: 64 }, ramMebibytes: 1024, nics: [] } },
+    };
+    const [a4] = hostsFromObjects([a, hw]);
+    assert.notEqual(a4, a1);
+    assert.equal(a4?.cpuCount, 64);
+    // Another file (origin) for the same objects: built again.
+    const [a5] = hostsFromObjects([{ ...a, origin: 'inventory/other.yaml' }]);
+    assert.equal(a5?.origin, 'inventory/other.yaml');
+    assert.deepEqual(hostsFromObjects([a])[0], a1);
+  });
 });
