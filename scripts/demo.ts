@@ -179,7 +179,14 @@ async function rewriteSite(site: string, macs: string[], sourceLine: string): Pr
     let t = await readFile(file, 'utf8');
     for (const [from, to] of mapping) t = t.split(from).join(to);
     if (file.endsWith('site.yaml'))
-      t = t.replace(/# packageMirror: .*/, `packageMirror: "${sourceLine}"`);
+      t = t
+        .replace(/# packageMirror: .*/, `packageMirror: "${sourceLine}"`)
+        // The example's windows are evenings and weekends: the demo's is open all day, so that
+        // the change it pushes is applied now rather than deferred to the next opening.
+        .replace(
+          /^( {2})maintenanceWindows:\n(?:\1 {2}.*\n)+/m,
+          '$1maintenanceWindows:\n$1  - days: [mon, tue, wed, thu, fri, sat, sun]\n$1    start: "00:00"\n$1    end: "24:00"\n$1    timezone: UTC\n',
+        );
     await writeFile(file, t);
   }
 }
