@@ -1,9 +1,12 @@
 // What one reconcile did, as the controller, its metrics and the status API see it.
 import type { RetryKind } from '../util/errors.js';
 import type { SiteView } from './view.js';
+import type { Phase } from '../report/status.js';
 
-/** Why a reconcile ran: shown in logs, metrics and the status API. */
-/** `window`: a maintenance window opened; `api`: a suspend or resume through serve's API. */
+/**
+ * Why a reconcile ran: shown in logs, metrics and the status API. `window`: a maintenance
+ * window opened; `api`: a suspend or resume through serve's API.
+ */
 export type Trigger = 'startup' | 'interval' | 'webhook' | 'watch' | 'retry' | 'window' | 'api';
 
 export const TRIGGERS: readonly Trigger[] = [
@@ -18,15 +21,7 @@ export const TRIGGERS: readonly Trigger[] = [
 
 export interface ClusterSummary {
   name: string;
-  phase:
-    | 'Ready'
-    | 'Provisioning'
-    | 'Degraded'
-    | 'Failed'
-    | 'Blocked'
-    | 'Rejected'
-    | 'Waiting'
-    | 'Suspended';
+  phase: Phase;
   ready: boolean;
   /** Whether the cluster's maintenance windows are open now (absent: it has none). */
   windowOpen?: boolean;

@@ -90,29 +90,17 @@ export class GitSource implements SiteSource {
   }
 
   async inputCommit(revision: string): Promise<{ commit: string; message: string } | undefined> {
-    const [{ default: git }, fs, { inputDigest }, { commitBringingInput }] = await Promise.all([
-      import('isomorphic-git'),
-      import('node:fs'),
-      import('./git.js'),
-      import('./input-commit.js'),
-    ]);
-    return commitBringingInput(revision, {
-      read: async (oid) => {
-        const { commit } = await git.readCommit({ fs, dir: this.dir, oid });
-        return { message: commit.message, parent: commit.parent[0] };
-      },
-      digest: (oid) => inputDigest(this.dir, oid, this.sitePath),
-      // The cache is shallow: the history below the revision is fetched once, when needed.
-      deepen: async () => {
-        const [{ fetchWhole }, { httpClient }, { remoteFor }] = await Promise.all([
-          import('./transport.js'),
-          import('./http-client.js'),
-          import('./remote.js'),
-        ]);
-        const repo = this.repo();
-        const link = { remote: remoteFor(repo.url, repo.auth), http: httpClient(undefined) };
-        await fetchWhole(link, this.dir, revision, DEEPEN);
-      },
+    const { localInputCommit } = await import('./input-commit.js');
+    // The cache is shallow: the history below the revision is fetched once, when needed.
+    return localInputCommit(this.dir, this.sitePath, revision, async () => {
+      const [{ fetchWhole }, { httpClient }, { remoteFor }] = await Promise.all([
+        import('./transport.js'),
+        import('./http-client.js'),
+        import('./remote.js'),
+      ]);
+      const repo = this.repo();
+      const link = { remote: remoteFor(repo.url, repo.auth), http: httpClient(undefined) };
+      await fetchWhole(link, this.dir, revision, DEEPEN);
     });
   }
 

@@ -59,3 +59,28 @@ export function approvedPlan(message: string): { hash?: string; malformed?: stri
   const value = last.slice(APPROVAL_TRAILER.length + 1).trim();
   return /^[0-9a-f]{64}$/.test(value) ? { hash: value } : { malformed: value.slice(0, 80) };
 }
+
+/**
+ * `commitBringingInput` over a local git directory (the cache of either transport), reading
+ * commits with isomorphic-git; `deepen` fetches more history the transport's own way.
+ */
+export async function localInputCommit(
+  dir: string,
+  sitePath: string,
+  revision: string,
+  deepen: () => Promise<void>,
+): Promise<{ commit: string; message: string }> {
+  const [{ default: git }, fs, { inputDigest }] = await Promise.all([
+    import('isomorphic-git'),
+    import('node:fs'),
+    import('./git.js'),
+  ]);
+  return commitBringingInput(revision, {
+    read: async (oid) => {
+      const { commit } = await git.readCommit({ fs, dir, oid });
+      return { message: commit.message, parent: commit.parent[0] };
+    },
+    digest: (oid) => inputDigest(dir, oid, sitePath),
+    deepen,
+  });
+}

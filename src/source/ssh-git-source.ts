@@ -155,24 +155,12 @@ export class SshGitSource implements SiteSource {
   }
 
   async inputCommit(revision: string): Promise<{ commit: string; message: string } | undefined> {
-    const [{ default: git }, fs, { inputDigest }, { commitBringingInput }] = await Promise.all([
-      import('isomorphic-git'),
-      import('node:fs'),
-      import('./git.js'),
-      import('./input-commit.js'),
-    ]);
-    return commitBringingInput(revision, {
-      read: async (oid) => {
-        const { commit } = await git.readCommit({ fs, dir: this.dir, oid });
-        return { message: commit.message, parent: commit.parent[0] };
-      },
-      digest: (oid) => inputDigest(this.dir, oid, this.sitePath),
-      deepen: async () => {
-        await this.git(
-          ['fetch', '--quiet', '--no-tags', `--deepen=${DEEPEN}`, 'origin', this.refspec()],
-          `fetching the history below ${revision.slice(0, 12)}`,
-        );
-      },
+    const { localInputCommit } = await import('./input-commit.js');
+    return localInputCommit(this.dir, this.sitePath, revision, async () => {
+      await this.git(
+        ['fetch', '--quiet', '--no-tags', `--deepen=${DEEPEN}`, 'origin', this.refspec()],
+        `fetching the history below ${revision.slice(0, 12)}`,
+      );
     });
   }
 
