@@ -1,10 +1,12 @@
 // What the status page shows beyond the reports: the plan, the inventory and who holds each
-// host. Built once per reconcile from what the steps found; pure.
+// host. Built once per reconcile from what the steps found; pure. Every message and reason is
+// redacted: they quote site and host values, and the page shows them as they are.
 import { hostKey } from '../observe/inventory/hosts.js';
 import { hostMacs } from '../observe/types.js';
 import type { ApplyResult } from '../apply/engine.js';
 import type { Observations } from '../observe/index.js';
 import type { Plan } from '../plan/index.js';
+import { redact } from '../util/redact.js';
 
 export interface ViewAction {
   kind: string;
@@ -83,10 +85,10 @@ export function siteView(ctx: {
                 kind: a.kind,
                 state: stateOf(ctx.result, c.cluster, a.kind, a.nodes),
                 nodes: [...a.nodes],
-                reason: a.reason,
+                reason: redact(a.reason),
                 ...(a.packages?.length ? { packages: a.packages.map((p) => ({ ...p })) } : {}),
               })),
-              notes: [...c.notes],
+              notes: c.notes.map(redact),
               nodes: c.nodes.map((n) => ({
                 name: n.name,
                 roles: [...n.roles],
@@ -94,10 +96,10 @@ export function siteView(ctx: {
                 mac: n.mac,
                 ip: n.ip,
                 change: n.change,
-                placement: n.placement,
+                placement: redact(n.placement),
               })),
             })),
-            problems: plan.problems.map((p) => ({ code: p.code, message: p.message })),
+            problems: plan.problems.map((p) => ({ code: p.code, message: redact(p.message) })),
           },
         }
       : {}),
@@ -117,7 +119,7 @@ export function siteView(ctx: {
                   sriov: h.sriov,
                   qat: h.qat,
                   eligible: h.eligible,
-                  ...(h.ineligibleReason ? { reason: h.ineligibleReason } : {}),
+                  ...(h.ineligibleReason ? { reason: redact(h.ineligibleReason) } : {}),
                   ...(holder ? { heldBy: holder } : {}),
                   ...(h.consumer ? { consumer: h.consumer } : {}),
                 };

@@ -24,6 +24,8 @@ export interface SuspendApiOptions {
 }
 
 const MAX_BODY = 16 * 1024;
+/** How long the rest of an oversized body is dropped before the connection is cut. */
+const CUT_AFTER_MS = 1_000;
 const NAME = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
 
 /**
@@ -113,12 +115,18 @@ async function readRequest(
 ): Promise<ChangeRequest | undefined> {
   const read = await readBody(req, MAX_BODY);
   if (!read.ok) {
+    // As the artifact routes do: drop what still comes for a moment (so a small rest does not
+    // turn the close into a reset the client sees instead of the answer), then cut the
+    // connection rather than read a large body to its end.
     res.setHeader('connection', 'close');
+    req.resume();
     sendJson(res, 413, {
       error: 'payload_too_large',
       message: `the body exceeds ${MAX_BODY} bytes`,
     });
-    req.resume();
+    res.once('finish', () => {
+      if (!req.readableEnded) setTimeout(() => req.destroy(), CUT_AFTER_MS).unref();
+    });
     return undefined;
   }
   const bad = (message: string): undefined => {

@@ -5,6 +5,7 @@ import { bearerToken, sameSecret } from '../auth.js';
 import type { RouteSet } from '../http.js';
 import { sendJson } from '../respond.js';
 import { html, type Html } from './html.js';
+import { LoginThrottle } from './login-throttle.js';
 
 /**
  * Who may see the status page:
@@ -79,6 +80,27 @@ function cookieOf(req: IncomingMessage, name: string): string | undefined {
   return undefined;
 }
 
+/** One throttle per access, shared by the login form and bearer tokens on the page's routes. */
+const throttles = new WeakMap<UiAccess, LoginThrottle>();
+export function throttleOf(access: UiAccess): LoginThrottle {
+  let t = throttles.get(access);
+  if (!t) throttles.set(access, (t = new LoginThrottle()));
+  return t;
+}
+
+function clientOf(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/** 429 with Retry-After: too many wrong tokens from this address (see LoginThrottle). */
+function tooMany(req: IncomingMessage, res: ServerResponse, page: boolean, seconds: number): void {
+  req.resume();
+  res.setHeader('retry-after', String(seconds));
+  const message = `too many wrong tokens from this address: try again in ${seconds} s`;
+  if (page) sendPage(res, 429, loginForm('/', `${message[0]?.toUpperCase()}${message.slice(1)}.`));
+  else sendJson(res, 429, { error: 'too_many_requests', message });
+}
+
 /** Whether the request carries the token (bearer) or a session from the login form. */
 export function authorized(req: IncomingMessage, token: string, now = Date.now()): boolean {
   const bearer = bearerToken(req);
@@ -102,6 +124,7 @@ function safeNext(next: string | null | undefined): string {
 export function uiGuard(
   access: UiAccess,
   now: () => number = Date.now,
+  throttle: LoginThrottle = throttleOf(access),
 ): (req: IncomingMessage, res: ServerResponse, path: string) => boolean {
   return (req, res, path) => {
     const page = path !== '/ui/events';
@@ -142,7 +165,27 @@ export function uiGuard(
         });
       return false;
     }
-    if (authorized(req, access.token, now())) return true;
+    // A bearer token is a guess like the form's: the same throttle counts it (a session
+    // cookie is a MAC nobody guesses, and keeps working).
+    const bearer = bearerToken(req);
+    if (bearer !== undefined) {
+      const wait = throttle.retryAfter(clientOf(req), now());
+      if (wait > 0) {
+        tooMany(req, res, page, wait);
+        return false;
+      }
+    }
+    if (authorized(req, access.token, now())) {
+      if (bearer !== undefined) throttle.succeeded(clientOf(req));
+      return true;
+    }
+    if (bearer !== undefined) {
+      const wait = throttle.failed(clientOf(req), now());
+      if (wait > 0) {
+        tooMany(req, res, page, wait);
+        return false;
+      }
+    }
     req.resume();
     if (page) {
       const url = new URL(req.url ?? '/', 'http://bpa.invalid');
@@ -167,6 +210,7 @@ export function loginRoutes(
   access: UiAccess,
   maxBodyBytes = 4096,
   now: () => number = Date.now,
+  throttle: LoginThrottle = throttleOf(access),
 ): RouteSet[] {
   if (access.mode !== 'token') return [];
   const token = access.token;
@@ -181,6 +225,12 @@ export function loginRoutes(
           sendPage(res, 200, loginForm(next));
         },
         POST: async (req, res) => {
+          const client = clientOf(req);
+          const blocked = throttle.retryAfter(client, now());
+          if (blocked > 0) {
+            tooMany(req, res, true, blocked);
+            return;
+          }
           const form = await readForm(req, maxBodyBytes);
           if (!form) {
             sendPage(res, 413, loginForm('/', 'The form is too large.'));
@@ -189,9 +239,12 @@ export function loginRoutes(
           const next = safeNext(form.get('next'));
           const given = form.get('token') ?? '';
           if (!given || !sameSecret(given, token)) {
-            sendPage(res, 401, loginForm(next, 'That is not the token.'));
+            const wait = throttle.failed(client, now());
+            if (wait > 0) tooMany(req, res, true, wait);
+            else sendPage(res, 401, loginForm(next, 'That is not the token.'));
             return;
           }
+          throttle.succeeded(client);
           const secure = req.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
           res.writeHead(303, {
             location: next,

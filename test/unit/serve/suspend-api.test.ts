@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
 import { startHttpServer, type HttpServer } from '../../../src/serve/http.js';
@@ -159,5 +160,71 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
     assert.equal(resumed.result, 'applied', JSON.stringify(resumed.error));
     assert.equal(nodes.packagesOf(hostIp(0)).get('jq'), '1.7.1-3');
     assert.equal(source.clusterReport('east')?.status.phase, 'Ready');
+  });
+});
+
+describe('serve: the suspend API drops an oversized body', () => {
+  let tmp: string;
+  let server: HttpServer | undefined;
+
+  before(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-suspend-big-'));
+    server = await startHttpServer({
+      listen: { host: '127.0.0.1', port: 0 },
+      scheduler: new Scheduler({
+        reconcile: new ManualReconcile().fn,
+        intervalMs: 300_000,
+        timers: new FakeTimers(),
+      }),
+      metrics: new BpaMetrics({ defaultMetrics: false }),
+      log: silentLogger(),
+      routes: suspendRoutes({
+        token: TOKEN,
+        stateDir: join(tmp, 'state'),
+        trigger: () => undefined,
+        log: silentLogger(),
+      }),
+    });
+  });
+  after(async () => {
+    await server?.close();
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  /**
+   * A client that announces no length (chunked) and keeps sending: after the 413 the server
+   * must close the connection soon, not read whatever the client sends for as long as it does.
+   */
+  it('answers 413 and closes the connection while the client still sends', async function () {
+    this.timeout(10_000);
+    const { port } = new URL(server!.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    socket.on('error', () => undefined);
+    const closed = new Promise<number>((resolve) =>
+      socket.once('close', () => resolve(Date.now())),
+    );
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(
+      `POST /api/v1/suspend HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${TOKEN}\r\n` +
+        'content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+    );
+    const chunk = `${(4096).toString(16)}\r\n${' '.repeat(4096)}\r\n`;
+    const start = Date.now();
+    let sent = 0;
+    const feed = setInterval(() => {
+      if (socket.writable) {
+        socket.write(chunk);
+        sent += 4096;
+      }
+    }, 20);
+    const limit = new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), 6_000));
+    const outcome = await Promise.race([closed, limit]);
+    clearInterval(feed);
+    socket.destroy();
+    assert.match(answer, /^HTTP\/1\.1 413 /);
+    assert.notEqual(outcome, 'open', `still reading after ${sent} bytes`);
+    assert.ok((outcome as number) - start < 5_000);
   });
 });

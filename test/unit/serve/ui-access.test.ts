@@ -179,6 +179,50 @@ describe('serve/ui: access to the status page', () => {
       assert.match(out.headers['set-cookie']?.[0] ?? '', /^bpa_ui=; .*Max-Age=0/);
     });
 
+    it('after 5 wrong tokens in a minute an address gets 429 with a growing Retry-After, form and bearer alike', async () => {
+      const url = await start({ mode: 'token', token: TOKEN });
+      const post = (token: string): Promise<Reply> =>
+        call(`${url}/ui/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token, next: '/' }).toString(),
+        });
+      for (let i = 0; i < 4; i++) assert.equal((await post(`guess-${i}`)).status, 401);
+      const fifth = await post('guess-4');
+      assert.equal(fifth.status, 429);
+      assert.equal(fifth.headers['retry-after'], '60');
+      assert.match(fifth.body, /Too many wrong tokens from this address: try again in 60 s/);
+      // While blocked even the right token is refused: a guess is not even compared.
+      const right = await post(TOKEN);
+      assert.equal(right.status, 429);
+      assert.equal(right.headers['set-cookie'], undefined);
+      const bearer = await call(`${url}/ui/events`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      assert.equal(bearer.status, 429);
+      assert.equal(bearer.headers['retry-after'], '60');
+      clock += 30_000;
+      assert.equal((await post(TOKEN)).headers['retry-after'], '30');
+
+      clock += 31_000;
+      // Bearer guesses count as well; the next round waits twice as long.
+      for (let i = 0; i < 4; i++)
+        assert.equal(
+          (await call(`${url}/ui/events`, { headers: { authorization: `Bearer nope-${i}` } }))
+            .status,
+          401,
+        );
+      const again = await call(`${url}/ui/events`, { headers: { authorization: 'Bearer nope' } });
+      assert.equal(again.status, 429);
+      assert.equal(again.headers['retry-after'], '120');
+
+      clock += 121_000;
+      const ok = await post(TOKEN);
+      assert.equal(ok.status, 303, 'after the delay the right token gets in');
+      for (let i = 0; i < 4; i++)
+        assert.equal((await post(`guess-${i}`)).status, 401, 'a fresh count');
+    });
+
     it('a session ends after 12 hours on the server too: a copied cookie does not outlive it', async () => {
       const url = await start({ mode: 'token', token: TOKEN });
       const right = await call(`${url}/ui/login`, {
