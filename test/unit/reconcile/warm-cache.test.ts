@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +7,7 @@ import { OPTIONS, resolveConfig, type OptionName } from '../../../src/config/opt
 import { SiteCache } from '../../../src/load/index.js';
 import { createRun, type RunContext, type WarmCache } from '../../../src/reconcile/context.js';
 import { runSteps } from '../../../src/reconcile/steps.js';
+import type { AppliedCluster } from '../../../src/state/applied.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { DocumentCache } from '../../../src/validate/index.js';
 
@@ -29,7 +30,14 @@ describe('reconcile steps with the warm cache: the same results as a cold run', 
     await rm(tmp, { recursive: true, force: true });
   });
 
+  /** What the state directory of every run holds as applied (the same for warm and cold). */
+  let applied: AppliedCluster | undefined;
   const run = async (cache: WarmCache | undefined, state: string): Promise<RunContext> => {
+    if (applied) {
+      const dir = join(tmp, state, 'clusters', applied.cluster);
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, 'applied.json'), JSON.stringify(applied));
+    }
     const ctx = createRun({
       site: { kind: 'path', path: site },
       configFor: (s) =>
@@ -47,6 +55,27 @@ describe('reconcile steps with the warm cache: the same results as a cold run', 
     const text = await readFile(p, 'utf8');
     assert.ok(text.includes(from), `${path} holds ${from}`);
     await writeFile(p, text.replace(from, to));
+  };
+
+  /** cluster-east as running, on the nodes, hosts and addresses of `ctx`'s plan. */
+  const appliedFrom = (ctx: RunContext): AppliedCluster => {
+    const east = ctx.plan?.clusters.find((c) => c.cluster === 'cluster-east');
+    assert.ok(east && east.nodes.length, 'cluster-east is planned');
+    return {
+      cluster: 'cluster-east',
+      appliedAt: '2026-01-01T00:00:00Z',
+      flavour: east.flavour,
+      podSubnet: east.podSubnet ?? null,
+      nodes: east.nodes.map((n) => ({
+        name: n.name,
+        roles: [...n.roles],
+        host: n.host,
+        mac: n.mac,
+        ip: n.ip,
+      })),
+      plugins: ['onap4k8s'],
+      packages: { master: [], worker: [] },
+    };
   };
 
   it('over a series of changes: problems, positions and the plan hash as a cold run', async () => {
@@ -76,14 +105,62 @@ describe('reconcile steps with the warm cache: the same results as a cold run', 
           await cp(join(EXAMPLE, 'clusters'), join(site, 'clusters'), { recursive: true });
         },
       ],
+      [
+        'one cluster changed',
+        () => edit('clusters/cluster-west/software.yaml', '- curl', '- curl\n    - jq'),
+      ],
+      ["a host's hardware", () => edit('inventory/hosts.yaml', 'count: 32', 'count: 4')],
+      [
+        'the hardware back',
+        () => cp(join(EXAMPLE, 'inventory/hosts.yaml'), join(site, 'inventory/hosts.yaml')),
+      ],
+      [
+        'a lease',
+        async () => {
+          // The address of a placed node, from its lease.
+          const node = last?.plan?.clusters
+            .flatMap((c) => c.nodes)
+            .find((n) => n.ipSource.startsWith('lease'));
+          assert.ok(node, 'a node addressed by its lease');
+          await edit(
+            'leases/dnsmasq.leases',
+            ` ${node.ip} `,
+            ` ${node.ip.replace(/\d+$/, '250')} `,
+          );
+        },
+      ],
+      [
+        'the applied state',
+        async () => {
+          applied = appliedFrom(last as RunContext);
+        },
+      ],
+      [
+        'the applied state changed',
+        async () => {
+          applied = { ...(applied as AppliedCluster), plugins: [], podSubnet: '10.244.0.0/18' };
+        },
+      ],
     ];
     let i = 0;
     const seenCodes = new Set<string>();
     let plans = 0;
+    let last: RunContext | undefined;
+    // Each of these changes the plan: a cache that kept a cluster's old result would show.
+    const changesPlan = new Set([
+      'one cluster changed',
+      "a host's hardware",
+      'the hardware back',
+      'a lease',
+      'the applied state',
+      'the applied state changed',
+    ]);
     for (const [what, change] of changes) {
       await change();
       const warm = await run(cache, `warm-${i}`);
       const cold = await run(undefined, `cold-${i++}`);
+      if (changesPlan.has(what)) assert.notEqual(cold.plan?.hash, last?.plan?.hash, what);
+      last = cold;
       assert.deepEqual(warm.validation, cold.validation, what);
       assert.deepEqual(warm.problems, cold.problems, what);
       assert.equal(warm.plan?.hash, cold.plan?.hash, what);
