@@ -13,6 +13,9 @@ import { SpawnError, startProcess, type RunningProcess } from '../../util/run-pr
 import { removePidFile, writePidFile } from './pid-file.js';
 
 export { expandCommand, type InstallerVars } from './command.js';
+
+/** How long an installer whose PID could not be recorded may take to end before it is stopped. */
+const RECORD_GRACE_MS = 5_000;
 export { findRunningInstaller } from './pid-file.js';
 
 export interface RunResult {
@@ -180,8 +183,13 @@ export async function runLocalInstaller(argv: string[], opts: RunOptions): Promi
     if (opts.pidFile !== undefined) await writePidFile(opts.pidFile, child.pid, startedAt);
   } catch (err) {
     // An installer that has already ended needs no record (one that is ending has lost its
-    // command line but not yet its process: give it a moment).
-    if (!(await waitForExit(child.pid, 500))) {
+    // command line but not yet its process: give it a moment, which a loaded machine can
+    // stretch to seconds; its exit as Node.js sees it settles the question at once).
+    const gone = await Promise.race([
+      child.ended.then(() => true),
+      waitForExit(child.pid, RECORD_GRACE_MS),
+    ]);
+    if (!gone) {
       recordError = new BpaError(
         'INSTALLER_START_FAILED',
         `could not record the installer's PID in ${opts.pidFile}: ${messageOf(err)}`,
