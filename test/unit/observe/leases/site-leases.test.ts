@@ -1,23 +1,29 @@
 import { strict as assert } from 'node:assert';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readLeaseFiles } from '../../../../src/observe/leases/read-lease-files.js';
 import { NOW } from './cases.js';
 
-/** Text that must never appear in a message: what a private key or a token looks like. */
+/** A private key made for this run: its lines must never appear in a message. */
+const KEY_LINES = generateKeyPairSync('ed25519')
+  .privateKey.export({ type: 'pkcs8', format: 'pem' })
+  .toString()
+  .trim()
+  .split('\n');
+/** Text that must never appear in a message: a private key, a token, lease fields. */
 const SECRET_LINES = [
-  '-----BEGIN OPENSSH PRIVATE KEY-----',
-  'b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW',
+  ...KEY_LINES.slice(0, -1),
   'ghp_TESTTOKENxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
   'lease 10.9.9.9 { hardware ethernet SECRET-ID-42; }',
   '1795125600 52:54:00:00:00:01 SECRET-ADDRESS-43 host *',
   'SECRET-44,52:54:00:00:00:02,,3600,1795125600,1,0,0,,0,,0',
-  '-----END OPENSSH PRIVATE KEY-----',
+  ...KEY_LINES.slice(-1),
 ];
 const SECRETS = [
-  'OPENSSH',
-  'b3BlbnNzaC1rZXkt',
+  'PRIVATE KEY',
+  (KEY_LINES[1] as string).slice(0, 16),
   'ghp_TEST',
   'SECRET-ID-42',
   'SECRET-ADDRESS-43',
