@@ -115,10 +115,13 @@ export interface ApplyPorts {
   /** Cordon, drain and readiness for rolling changes (clusters with `rollout`). */
   nodes?: NodeOpsPort;
   /** Runs a health command on a node (SSH); throws when it fails. */
-  healthCommand?: (
-    cluster: string,
-    node: PlannedNode,
-    argv: readonly string[],
-    timeoutMs: number,
-  ) => Promise<void>;
+  healthCommand?: HealthCommand;
 }
+
+/** Runs a rolling change's health command on a node; throws when it fails. */
+export type HealthCommand = (
+  cluster: string,
+  node: PlannedNode,
+  argv: readonly string[],
+  timeoutMs: number,
+) => Promise<void>;

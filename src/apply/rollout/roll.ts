@@ -2,7 +2,13 @@ import type { PackageChange, PlannedNode } from '../../plan/index.js';
 import { BpaError, StalledError, messageOf } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import type { RolloutSettings } from '../../validate/model.js';
-import type { NodeOpsPort, PackagePort, PackageResult, StepHandle } from '../ports.js';
+import type {
+  HealthCommand,
+  NodeOpsPort,
+  PackagePort,
+  PackageResult,
+  StepHandle,
+} from '../ports.js';
 
 /** Where a node is in its rolling change, recorded in its journal step as it goes. */
 export type NodePhase = 'cordoned' | 'drained' | 'changed' | 'healthy';
@@ -15,12 +21,7 @@ export interface RollBase {
   nodes: readonly PlannedNode[];
   rollout: RolloutSettings;
   ops: NodeOpsPort;
-  healthCommand?: (
-    cluster: string,
-    node: PlannedNode,
-    argv: readonly string[],
-    timeoutMs: number,
-  ) => Promise<void>;
+  healthCommand?: HealthCommand;
   /** The engine's journaled step (skipped when done, handed its earlier record when resumed). */
   step: (name: string, fn: (h: StepHandle) => Promise<void>) => Promise<void>;
   /** Progress of each node, for metrics and reports. */
