@@ -7,6 +7,8 @@
  * printed every 100 changes. Part of bench/serve.ts (`--only e`); for a steady heap figure run
  * it with `NODE_OPTIONS=--expose-gc` (a collection before each reading).
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -40,9 +42,10 @@ export async function benchWarm(
   git: GitServer,
   tmp: string,
   root: string,
-  opts: { changes: number; shape: SiteShape; hosts: number },
+  opts: { changes: number; shape: SiteShape; hosts: number; profile?: string },
 ): Promise<WarmRow[]> {
   const { changes, shape, hosts } = opts;
+  const profiler = opts.profile ? await startProfiler() : undefined;
   console.log(`\n(e) warm path: ${hosts} hosts, shape ${shape}, ${changes} one-file commits`);
   const gen = await generateSite(join(tmp, `warm-${shape}`), hosts / 10, hosts, shape);
   const repoName = `warm-${shape}`;
@@ -58,6 +61,7 @@ export async function benchWarm(
     describe: () => git2.describe(),
     sync: async () => {
       const r = await git2.sync();
+      await profiler?.start();
       fetchedAt = performance.now();
       return r;
     },
@@ -103,6 +107,8 @@ export async function benchWarm(
     });
   }
   const first = await reconcile();
+  await profiler?.stop();
+  profiler?.profiles.pop(); // the cold reconcile
   stepTimes.clear();
   console.log(`  first reconcile (cold cache, in this process): ${first.ms.toFixed(0)} ms`);
   // A cold `bpa plan` of the same checked-out site at every memory reading: spread over the
@@ -145,6 +151,7 @@ export async function benchWarm(
     inventory[path] = changed;
     await git.commitAs(repoName, { [path]: changed }, `change ${i}`);
     const r = await reconcile();
+    await profiler?.stop();
     const c = cache.files.counts;
     if (c.parsed !== 1 || c.read !== 1)
       throw new Error(`change ${i}: read ${c.read}, parsed ${c.parsed} files, not 1`);
@@ -159,6 +166,12 @@ export async function benchWarm(
     }
   }
   for (const r of restore) r();
+  if (profiler && opts.profile) {
+    await writeFile(opts.profile, JSON.stringify(profiler.profiles));
+    console.log(
+      `  CPU profiles of the ${profiler.profiles.length} warm reconciles (fetched revision → plan): ${opts.profile}`,
+    );
+  }
   console.log(
     `  warm steps, median: ${[...stepTimes].map(([name, ts]) => `${name} ${med(ts).toFixed(0)} ms`).join(', ')}`,
   );
@@ -182,4 +195,33 @@ export async function benchWarm(
       met: undefined,
     },
   ];
+}
+
+/**
+ * A CPU profiler for the warm reconciles: one profile from the fetched revision to the plan of
+ * each (the first, cold reconcile included, then dropped), kept as a JSON array of profiles.
+ */
+async function startProfiler(): Promise<{
+  start: () => Promise<void>;
+  stop: () => Promise<void>;
+  profiles: unknown[];
+}> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 250 });
+  const profiles: unknown[] = [];
+  let running = false;
+  return {
+    start: async () => {
+      await session.post('Profiler.start');
+      running = true;
+    },
+    stop: async () => {
+      if (!running) return;
+      running = false;
+      profiles.push((await session.post('Profiler.stop')).profile);
+    },
+    profiles,
+  };
 }

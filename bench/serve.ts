@@ -9,6 +9,7 @@
  *       against a cold `bpa plan`, and memory over 500 of them (bench/serve-warm.ts).
  * Run as root, after `npm run build` (it runs bin/bpa):
  *   npx tsx bench/serve.ts [--only abcde] [--rss-cycles 500] [--changes 500] [--warm-shape block]
+ *     [--warm-profile FILE]   (e: a CPU profile of the warm reconciles only, for a profile viewer)
  * Without root (or without ansible-playbook) only (b) and (e) run.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -605,7 +606,11 @@ function rssCycles(argv: string[]): number {
 }
 
 /** `--changes N` and `--warm-shape S` for (e). */
-function warmOptions(argv: string[]): { changes: number; shape: 'files' | 'block' | 'flow' } {
+function warmOptions(argv: string[]): {
+  changes: number;
+  shape: 'files' | 'block' | 'flow';
+  profile?: string;
+} {
   const c = argv.indexOf('--changes');
   const changes = c >= 0 ? Number(argv[c + 1]) : 500;
   if (!Number.isInteger(changes) || changes < 1)
@@ -613,7 +618,8 @@ function warmOptions(argv: string[]): { changes: number; shape: 'files' | 'block
   const s = argv.indexOf('--warm-shape');
   const shape = s >= 0 ? (argv[s + 1] ?? '') : 'block';
   if (!isShape(shape)) throw new Error(`unknown --warm-shape ${shape}`);
-  return { changes, shape };
+  const p = argv.indexOf('--warm-profile');
+  return { changes, shape, ...(p >= 0 && argv[p + 1] ? { profile: argv[p + 1] } : {}) };
 }
 
 async function main(): Promise<number> {
