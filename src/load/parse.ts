@@ -1,6 +1,7 @@
 import { CORE_SCHEMA, YAMLException, loadAll, mergeTag } from 'js-yaml';
 import { loadAll as loadAllFast, type LoadOptions } from 'js-yaml-4';
 import { error, type Problem } from '../util/problem.js';
+import { loadBlock } from './block-yaml.js';
 import { FAST_SCHEMA } from './core-schema.js';
 import type { LoadLimits } from './limits.js';
 
@@ -91,6 +92,8 @@ export function parseFile(file: string, text: string, limits: LoadLimits): Parse
  */
 export function loadFast(text: string, limits: LoadLimits): unknown[] | undefined {
   if (usesRareFeatures(text)) return undefined;
+  const block = loadBlock(text, limits.maxDepth);
+  if (block) return block;
   try {
     return loadAllFast(text, {
       schema: FAST_SCHEMA,
@@ -166,11 +169,12 @@ export function usesRareFeatures(text: string): boolean {
   // An indented stream, a document end marker first, a block scalar as a document.
   if (first === 0x20 || first === 0xfeff || first === 0x7c || first === 0x3e) return true;
   if (text.startsWith('...')) return true;
-  for (const empty of ['-\n', '- \n', '-\r', '- \r', '- #']) {
-    // A list entry with nothing after its dash (a `---` marker is no entry).
-    for (let at = text.indexOf(empty); at !== -1; at = text.indexOf(empty, at + 1)) {
-      if (text.charCodeAt(at - 1) !== 0x2d || text.charCodeAt(at - 2) !== 0x2d) return true;
-    }
+  // A list entry with nothing after its dash but spaces or a comment (a `---` marker is no
+  // entry); coarse: `a-#b` counts too.
+  EMPTY_ENTRY.lastIndex = 0;
+  for (let m = EMPTY_ENTRY.exec(text); m !== null; m = EMPTY_ENTRY.exec(text)) {
+    const at = m.index;
+    if (text.charCodeAt(at - 1) !== 0x2d || text.charCodeAt(at - 2) !== 0x2d) return true;
   }
   for (let at = text.indexOf('?'); at !== -1; at = text.indexOf('?', at + 1)) {
     if (isSpaceOrEnd(text.charCodeAt(at + 1))) return true;
@@ -195,6 +199,9 @@ export function usesRareFeatures(text: string): boolean {
   return false;
 }
 
+/** A dash followed by nothing but spaces up to the end of its line, a `#` or the text's end. */
+const EMPTY_ENTRY = /-(?= *(?:[\n\r#]|$))/g;
+
 /** Substrings that send a file to js-yaml 5 wherever they are (see usesRareFeatures). */
 const RARE = [
   '*',
@@ -202,6 +209,7 @@ const RARE = [
   '!',
   '\t',
   '\n...', // document end markers
+  '\r...',
   '\n|', // a block scalar as a document
   '\n>',
   '"#', // a `#` that is no comment for js-yaml 5

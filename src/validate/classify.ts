@@ -156,7 +156,24 @@ function classifyObject(
  * same kind names (Cluster API's Cluster, OpenShift's metal3.io Provisioning): those are not
  * bpa's.
  */
+/** Answers by apiVersion, then kind: a site repeats a handful of pairs thousands of times. */
+const claims = new Map<string, Map<string, boolean>>();
+
 function claimsBpaKind(kind: string, apiVersion: string): boolean {
+  let byKind = claims.get(apiVersion);
+  if (!byKind) {
+    if (claims.size > 1000) claims.clear(); // a hostile site's many made-up versions
+    claims.set(apiVersion, (byKind = new Map()));
+  }
+  let claimed = byKind.get(kind);
+  if (claimed === undefined) {
+    if (byKind.size > 1000) byKind.clear();
+    byKind.set(kind, (claimed = decideClaim(kind, apiVersion)));
+  }
+  return claimed;
+}
+
+function decideClaim(kind: string, apiVersion: string): boolean {
   const slash = apiVersion.lastIndexOf('/');
   const group = slash === -1 ? '' : apiVersion.slice(0, slash);
   if (group === BPA_GROUP || METAL3_KINDS.has(kind)) return true;

@@ -13,17 +13,37 @@ export interface Meta {
 
 export function meta(d: Doc): Meta {
   const m = (d.value['metadata'] ?? {}) as Record<string, unknown>;
-  const labels = (
-    typeof m['labels'] === 'object' && m['labels'] !== null ? m['labels'] : {}
-  ) as Record<string, unknown>;
-  const strLabels: Record<string, string> = {};
-  for (const [k, v] of Object.entries(labels))
-    if (v !== null && v !== undefined) strLabels[k] = String(v);
   return {
     name: typeof m['name'] === 'string' ? m['name'] : '',
     namespace: typeof m['namespace'] === 'string' ? m['namespace'] : undefined,
-    labels: strLabels,
+    labels: stringLabels(m['labels']),
   };
+}
+
+const NO_LABELS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/**
+ * Labels as strings, null values left out. Labels already all strings (nearly always) are
+ * returned as they are, not copied: documents are never changed once read, and neither are
+ * these (callers spread them into their own objects).
+ */
+function stringLabels(labels: unknown): Record<string, string> {
+  if (typeof labels !== 'object' || labels === null) return NO_LABELS;
+  const given = labels as Record<string, unknown>;
+  let copy: Record<string, string> | undefined;
+  for (const k of Object.keys(given)) {
+    const v = given[k];
+    if (typeof v === 'string' && copy === undefined) continue;
+    if (copy === undefined) {
+      copy = {};
+      for (const earlier of Object.keys(given)) {
+        if (earlier === k) break;
+        copy[earlier] = given[earlier] as string;
+      }
+    }
+    if (v !== null && v !== undefined) copy[k] = String(v);
+  }
+  return copy ?? (given as Record<string, string>);
 }
 
 export const at = (d: Doc, ptr: string): Partial<Problem> => ({

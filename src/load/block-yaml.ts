@@ -1,0 +1,494 @@
+import { resolvePlain } from './core-schema.js';
+
+/**
+ * A reader for the YAML that sites are written in, and nothing else: block mappings with
+ * plain keys, block sequences (compact `- key: value` entries too), flow mappings and
+ * sequences (`{a: 1, b: [x, y]}`, over several lines too), and scalars on one line, plain or
+ * quoted without escapes, with comments and blank lines between. It reads each line once,
+ * with no per-character state machine, and is more than twice as fast as js-yaml 4 on such
+ * files (docs/PERFORMANCE.md).
+ *
+ * It declines (returns undefined) anything else, and the caller reads the file with js-yaml 4
+ * or 5 as before: block scalars, scalars over several lines, escapes, quoted, empty or
+ * complex keys, a `:` in a plain scalar of a flow collection, empty or trailing flow entries,
+ * a duplicated key, `__proto__`, a sequence entry that is itself a block sequence, an empty
+ * document, a document that is one scalar, indentation that is not exactly one of the
+ * enclosing levels, carriage returns, non-printable characters, and nesting near `maxDepth`.
+ * What it does read, it reads as js-yaml 5's core schema does (`resolvePlain`), which
+ * `test/unit/load/semantics.test.ts` checks over generated documents in both styles.
+ * `usesRareFeatures` has already sent aliases, tags, merge keys, tabs and odd markers away.
+ */
+export function loadBlock(text: string, maxDepth: number): unknown[] | undefined {
+  if (text.includes('\r') || text.includes('\uFEFF') || NON_PRINTABLE.test(text)) return undefined;
+  try {
+    return new BlockReader(text, maxDepth).documents();
+  } catch (err: unknown) {
+    if (err === DECLINE) return undefined;
+    throw err;
+  }
+}
+
+/** What YAML does not allow in a stream, as js-yaml checks it: the reference reports it. */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const NON_PRINTABLE =
+  /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:[^\uD800-\uDBFF]|^)[\uDC00-\uDFFF]/;
+
+/** Thrown to give up on a file: caught in loadBlock only. */
+const DECLINE = new Error('not in the block subset');
+
+const SPACE = 0x20;
+const HASH = 0x23;
+const DASH = 0x2d;
+const COLON = 0x3a;
+const DQUOTE = 0x22;
+const SQUOTE = 0x27;
+const QUESTION = 0x3f;
+const NEWLINE = 0x0a;
+const COMMA = 0x2c;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+
+/** Characters that may not start a plain scalar (YAML 1.2 indicators), besides `-`, `?`, `:`. */
+const INDICATOR = new Set([...'[]{},#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
+
+class BlockReader {
+  private readonly text: string;
+  private readonly maxDepth: number;
+  /** The current content line: its indentation, first and past-last content offsets. */
+  private indent = -1;
+  private start = 0;
+  private end = 0;
+  /** Where the line after the current one starts. */
+  private next = 0;
+  /** The current line is a `---` marker (or the end of the text): the document ends. */
+  private atMarker = false;
+  /** Inside a flow collection: the offset being read (flow collections may span lines). */
+  private p = 0;
+
+  constructor(text: string, maxDepth: number) {
+    this.text = text;
+    this.maxDepth = maxDepth;
+  }
+
+  documents(): unknown[] {
+    const docs: unknown[] = [];
+    this.advance();
+    if (this.atMarker && this.start < this.text.length) this.advance(); // a leading `---`
+    for (;;) {
+      // An empty document (nothing, two markers in a row, a marker at the end): js-yaml 4
+      // and 5 count those differently in places, so the reference decides.
+      if (this.indent !== 0) throw DECLINE;
+      docs.push(this.isFlowStart(this.start) ? this.inline(this.start, 0, 1) : this.node(0, 1));
+      if (this.indent >= 0) throw DECLINE; // more after the document's root node
+      if (this.start >= this.text.length) return docs; // the end of the text
+      this.advance(); // past the `---`
+    }
+  }
+
+  /**
+   * Moves to the next line with content, skipping blank and comment lines. At a `---` line or
+   * the end of the text, `indent` is -1 and `start` is where the marker line starts (the
+   * text's length at its end).
+   */
+  private advance(): void {
+    const text = this.text;
+    let pos = this.next;
+    while (pos < text.length) {
+      let eol = text.indexOf('\n', pos);
+      if (eol === -1) eol = text.length;
+      let first = pos;
+      while (first < eol && text.charCodeAt(first) === SPACE) first++;
+      if (first < eol && text.charCodeAt(first) !== HASH) {
+        if (
+          first === pos &&
+          text.charCodeAt(pos) === DASH &&
+          text.startsWith('---', pos) &&
+          (pos + 3 === eol || text.charCodeAt(pos + 3) === SPACE)
+        ) {
+          // A document marker, with at most a comment after it.
+          let after = pos + 3;
+          while (after < eol && text.charCodeAt(after) === SPACE) after++;
+          if (after < eol && text.charCodeAt(after) !== HASH) throw DECLINE;
+          this.indent = -1;
+          this.start = pos;
+          this.end = eol;
+          this.next = eol + 1;
+          this.atMarker = true;
+          return;
+        }
+        let last = eol;
+        while (text.charCodeAt(last - 1) === SPACE) last--;
+        this.indent = first - pos;
+        this.start = first;
+        this.end = last;
+        this.next = eol + 1;
+        this.atMarker = false;
+        return;
+      }
+      pos = eol + 1;
+    }
+    this.indent = -1;
+    this.start = text.length;
+    this.end = text.length;
+    this.next = text.length + 1;
+    this.atMarker = true;
+  }
+
+  /** The node whose first line is the current line, at its indentation. */
+  private node(indent: number, depth: number): unknown {
+    return this.isEntry(this.start)
+      ? this.sequence(indent, depth)
+      : this.mapping(indent, this.start, depth);
+  }
+
+  /**
+   * A collection at `depth` (a document's root is 1) holds nodes one level deeper, which
+   * js-yaml 5 counts towards `maxDepth` too, scalars included; one more level is kept spare,
+   * so that what this reader accepts is never too deep for the reference.
+   */
+  private checkDepth(depth: number): void {
+    if (depth + 2 > this.maxDepth) throw DECLINE;
+  }
+
+  /** `- ` (or a lone `-`, which the caller has declined before) at `at`. */
+  private isEntry(at: number): boolean {
+    if (this.text.charCodeAt(at) !== DASH) return false;
+    return at + 1 === this.end || this.text.charCodeAt(at + 1) === SPACE;
+  }
+
+  private sequence(indent: number, depth: number): unknown[] {
+    this.checkDepth(depth);
+    const out: unknown[] = [];
+    while (this.indent === indent && this.isEntry(this.start)) {
+      let item = this.start + 1;
+      while (item < this.end && this.text.charCodeAt(item) === SPACE) item++;
+      if (item >= this.end || this.isEntry(item)) throw DECLINE; // empty, or `- - a`
+      const column = indent + (item - this.start);
+      if (!this.isFlowStart(item) && this.keyEnd(item) !== -1) {
+        out.push(this.mapping(column, item, depth + 1));
+      } else {
+        out.push(this.inline(item, indent, depth + 1));
+      }
+      if (this.indent > indent) throw DECLINE; // a scalar over several lines, or misplaced
+    }
+    return out;
+  }
+
+  /**
+   * A block mapping whose keys are at `column`; its first key starts at `first` on the current
+   * line (after a `- ` when the mapping is a sequence entry).
+   */
+  private mapping(column: number, first: number, depth: number): Record<string, unknown> {
+    this.checkDepth(depth);
+    const out: Record<string, unknown> = {};
+    let keyStart = first;
+    for (;;) {
+      const colon = this.keyEnd(keyStart);
+      if (colon === -1) throw DECLINE;
+      const key = this.key(keyStart, colon);
+      if (Object.prototype.hasOwnProperty.call(out, key) || key === '__proto__') throw DECLINE;
+      let value = colon + 1;
+      while (value < this.end && this.text.charCodeAt(value) === SPACE) value++;
+      if (value < this.end && this.text.charCodeAt(value) !== HASH) {
+        out[key] = this.inline(value, column, depth + 1);
+      } else {
+        this.advance();
+        if (this.indent > column) {
+          out[key] = this.node(this.indent, depth + 1);
+        } else if (this.indent === column && this.isEntry(this.start)) {
+          out[key] = this.sequence(column, depth + 1); // `key:` then `- a` at the key's column
+        } else {
+          out[key] = null;
+        }
+      }
+      if (this.indent !== column) {
+        if (this.indent > column) throw DECLINE;
+        return out;
+      }
+      if (this.isEntry(this.start)) return out; // the enclosing sequence's next entry
+      keyStart = this.start;
+    }
+  }
+
+  private isFlowStart(at: number): boolean {
+    const c = this.text.charCodeAt(at);
+    return c === LBRACE || c === LBRACKET;
+  }
+
+  /**
+   * A value that starts on the current line at `start`: a scalar, or a flow collection, which
+   * may go on over the next lines, each indented more than `column` (the block it is in); what
+   * follows it on its last line can only be a comment. Moves to the next line.
+   */
+  private inline(start: number, column: number, depth: number): unknown {
+    if (!this.isFlowStart(start)) {
+      const value = this.scalar(start, this.end);
+      this.advance();
+      return value;
+    }
+    const text = this.text;
+    this.p = start;
+    const value = this.flowNode(column, depth);
+    let p = this.p;
+    while (text.charCodeAt(p) === SPACE) p++;
+    if (p < text.length && text.charCodeAt(p) !== NEWLINE) {
+      if (text.charCodeAt(p) !== HASH || text.charCodeAt(p - 1) !== SPACE) throw DECLINE;
+      const eol = text.indexOf('\n', p);
+      p = eol === -1 ? text.length : eol;
+    }
+    this.next = p + 1;
+    this.advance();
+    return value;
+  }
+
+  /** Spaces, line breaks and comments inside a flow collection; lines indented past `column`. */
+  private flowSpace(column: number): void {
+    const text = this.text;
+    let p = this.p;
+    for (;;) {
+      const c = text.charCodeAt(p);
+      if (c === SPACE) {
+        p++;
+      } else if (c === NEWLINE) {
+        p++;
+        let indent = 0;
+        while (text.charCodeAt(p) === SPACE) {
+          p++;
+          indent++;
+        }
+        const next = text.charCodeAt(p);
+        if (next !== NEWLINE && p < text.length && indent <= column) throw DECLINE;
+      } else if (c === HASH && text.charCodeAt(p - 1) === SPACE) {
+        const eol = text.indexOf('\n', p);
+        p = eol === -1 ? text.length : eol;
+      } else {
+        break;
+      }
+    }
+    this.p = p;
+  }
+
+  private flowNode(column: number, depth: number): unknown {
+    const c = this.text.charCodeAt(this.p);
+    if (c === LBRACE) return this.flowMapping(column, depth);
+    if (c === LBRACKET) return this.flowSequence(column, depth);
+    if (c === DQUOTE || c === SQUOTE) {
+      let eol = this.text.indexOf('\n', this.p);
+      if (eol === -1) eol = this.text.length;
+      const close = this.closingQuote(this.p, eol, c);
+      const value = this.quotedText(this.p, close, c);
+      this.p = close + 1;
+      return value;
+    }
+    return this.flowPlain();
+  }
+
+  private flowMapping(column: number, depth: number): Record<string, unknown> {
+    this.checkDepth(depth);
+    const text = this.text;
+    const out: Record<string, unknown> = {};
+    this.p++;
+    this.flowSpace(column);
+    if (text.charCodeAt(this.p) === RBRACE) {
+      this.p++;
+      return out;
+    }
+    for (;;) {
+      // A plain key and `: `; anything else (a quoted, empty or complex key) is declined.
+      const start = this.p;
+      let p = start;
+      for (;;) {
+        const ch = text.charCodeAt(p);
+        if (ch === COLON) {
+          const after = text.charCodeAt(p + 1);
+          if (after === SPACE || after === NEWLINE) break;
+          throw DECLINE;
+        }
+        if (
+          Number.isNaN(ch) ||
+          ch === COMMA ||
+          ch === NEWLINE ||
+          ch === LBRACKET ||
+          ch === RBRACKET ||
+          ch === LBRACE ||
+          ch === RBRACE ||
+          (ch === HASH && text.charCodeAt(p - 1) === SPACE)
+        )
+          throw DECLINE;
+        p++;
+      }
+      const key = this.key(start, p);
+      if (Object.prototype.hasOwnProperty.call(out, key) || key === '__proto__') throw DECLINE;
+      this.p = p + 1;
+      this.flowSpace(column);
+      const c = text.charCodeAt(this.p);
+      if (c === COMMA || c === RBRACE) throw DECLINE; // no value
+      out[key] = this.flowNode(column, depth + 1);
+      this.flowSpace(column);
+      const sep = text.charCodeAt(this.p);
+      this.p++;
+      if (sep === RBRACE) return out;
+      if (sep !== COMMA) throw DECLINE;
+      this.flowSpace(column);
+      if (text.charCodeAt(this.p) === RBRACE) throw DECLINE; // a trailing comma
+    }
+  }
+
+  private flowSequence(column: number, depth: number): unknown[] {
+    this.checkDepth(depth);
+    const text = this.text;
+    const out: unknown[] = [];
+    this.p++;
+    this.flowSpace(column);
+    if (text.charCodeAt(this.p) === RBRACKET) {
+      this.p++;
+      return out;
+    }
+    for (;;) {
+      const c = text.charCodeAt(this.p);
+      if (c === COMMA || c === RBRACKET) throw DECLINE; // an empty entry
+      out.push(this.flowNode(column, depth + 1));
+      this.flowSpace(column);
+      const sep = text.charCodeAt(this.p);
+      this.p++;
+      if (sep === RBRACKET) return out;
+      if (sep !== COMMA) throw DECLINE; // `[a: b]`, `[a b\n c]`, …
+      this.flowSpace(column);
+      if (text.charCodeAt(this.p) === RBRACKET) throw DECLINE; // a trailing comma
+    }
+  }
+
+  /** A plain scalar inside a flow collection, on one line; one with a `:` is declined. */
+  private flowPlain(): unknown {
+    const text = this.text;
+    const start = this.p;
+    const c = text.charCodeAt(start);
+    if (INDICATOR.has(c) || Number.isNaN(c)) throw DECLINE;
+    if (c === DASH || c === QUESTION || c === COLON) {
+      const after = text.charCodeAt(start + 1);
+      if (after === SPACE || after === NEWLINE || INDICATOR.has(after)) throw DECLINE;
+    }
+    let p = start;
+    for (; p < text.length; p++) {
+      const ch = text.charCodeAt(p);
+      if (ch === COMMA || ch === RBRACKET || ch === RBRACE || ch === NEWLINE) break;
+      if (ch === HASH && text.charCodeAt(p - 1) === SPACE) break;
+      if (ch === COLON || ch === LBRACKET || ch === LBRACE) throw DECLINE;
+    }
+    let stop = p;
+    while (text.charCodeAt(stop - 1) === SPACE) stop--;
+    this.p = p;
+    const raw = text.slice(start, stop);
+    const value = resolvePlain(raw);
+    return typeof value === 'symbol' ? raw : value;
+  }
+
+  /**
+   * The offset of the `:` ending a plain key that starts at `at` on the current line, or -1
+   * when the line holds no `key:` there. Quoted keys and keys that look like anything else
+   * are declined.
+   */
+  private keyEnd(at: number): number {
+    const text = this.text;
+    const c = text.charCodeAt(at);
+    if (c === DQUOTE || c === SQUOTE) {
+      // A quoted scalar, or a quoted key: a key is declined, a scalar is read by scalar().
+      const close = text.indexOf(String.fromCharCode(c), at + 1);
+      if (close !== -1 && close < this.end) {
+        let after = close + 1;
+        while (after < this.end && text.charCodeAt(after) === SPACE) after++;
+        if (after < this.end && text.charCodeAt(after) === COLON) throw DECLINE;
+      }
+      return -1;
+    }
+    for (let i = at; i < this.end; i++) {
+      const ch = text.charCodeAt(i);
+      if (ch === COLON) {
+        if (i + 1 === this.end || text.charCodeAt(i + 1) === SPACE) return i;
+      } else if (ch === HASH && text.charCodeAt(i - 1) === SPACE) {
+        return -1; // a comment starts before any `key:`
+      }
+    }
+    return -1;
+  }
+
+  /** A plain key, as js-yaml stores it: the string of the value it resolves to. */
+  private key(start: number, colon: number): string {
+    if (colon === start || this.text.charCodeAt(colon - 1) === SPACE) throw DECLINE;
+    const c = this.text.charCodeAt(start);
+    if (
+      INDICATOR.has(c) ||
+      c === COLON ||
+      ((c === DASH || c === QUESTION) && this.text.charCodeAt(start + 1) === SPACE)
+    )
+      throw DECLINE;
+    const raw = this.text.slice(start, colon);
+    const value = resolvePlain(raw);
+    return typeof value === 'symbol' ? raw : String(value);
+  }
+
+  /** A scalar from `start` to `end` on one line: plain, or quoted without escapes. */
+  private scalar(start: number, end: number): unknown {
+    const text = this.text;
+    const c = text.charCodeAt(start);
+    if (c === DQUOTE || c === SQUOTE) return this.quoted(start, end, c);
+    if (INDICATOR.has(c)) throw DECLINE;
+    if (
+      (c === DASH || c === QUESTION || c === COLON) &&
+      (start + 1 === end || text.charCodeAt(start + 1) === SPACE)
+    )
+      throw DECLINE;
+    let stop = end;
+    for (let i = start; i < end; i++) {
+      const ch = text.charCodeAt(i);
+      if (ch === HASH && text.charCodeAt(i - 1) === SPACE) {
+        stop = i;
+        break;
+      }
+      // `a: b: c` is an error, `a: b:` too: the reference reports them.
+      if (ch === COLON && (i + 1 === end || text.charCodeAt(i + 1) === SPACE)) throw DECLINE;
+    }
+    while (text.charCodeAt(stop - 1) === SPACE) stop--;
+    const raw = text.slice(start, stop);
+    const value = resolvePlain(raw);
+    return typeof value === 'symbol' ? raw : value;
+  }
+
+  /** A quoted scalar on one line, from its opening quote at `start`, then only a comment. */
+  private quoted(start: number, end: number, quote: number): string {
+    const text = this.text;
+    const close = this.closingQuote(start, end, quote);
+    let after = close + 1;
+    while (after < end && text.charCodeAt(after) === SPACE) after++;
+    if (after < end && !(text.charCodeAt(after) === HASH && after > close + 1)) throw DECLINE;
+    return this.quotedText(start, close, quote);
+  }
+
+  /** The offset of the quote closing the scalar opened at `start`, before `end` (the line's). */
+  private closingQuote(start: number, end: number, quote: number): number {
+    const text = this.text;
+    const mark = quote === DQUOTE ? '"' : "'";
+    let from = start + 1;
+    for (;;) {
+      const close = text.indexOf(mark, from);
+      if (close === -1 || close >= end) throw DECLINE; // over several lines
+      if (quote === SQUOTE && text.charCodeAt(close + 1) === SQUOTE) {
+        from = close + 2; // `''` is one quote
+        continue;
+      }
+      return close;
+    }
+  }
+
+  /** The text of a quoted scalar: escapes (a backslash in double quotes) are declined. */
+  private quotedText(start: number, close: number, quote: number): string {
+    const raw = this.text.slice(start + 1, close);
+    if (quote === DQUOTE) {
+      if (raw.includes('\\')) throw DECLINE;
+      return raw;
+    }
+    return raw.includes("''") ? raw.replace(/''/g, "'") : raw;
+  }
+}

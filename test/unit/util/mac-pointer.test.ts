@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { isCanonical, normalizeMac } from '../../../src/util/mac.js';
+import { parsePointer, pointer } from '../../../src/util/problem.js';
+
+describe('normalizeMac and isCanonical', () => {
+  it('returns a canonical MAC as it is, the same string', () => {
+    const mac = '52:54:00:ab:cd:ef';
+    assert.equal(isCanonical(mac), true);
+    assert.equal(normalizeMac(mac), mac);
+  });
+
+  it('normalizes every other accepted spelling', () => {
+    for (const [raw, want] of [
+      ['52:54:00:AB:CD:EF', '52:54:00:ab:cd:ef'],
+      ['52-54-00-ab-cd-ef', '52:54:00:ab:cd:ef'],
+      [' 52:54:00:ab:cd:ef\n', '52:54:00:ab:cd:ef'],
+      ['525400abcdef', '52:54:00:ab:cd:ef'],
+    ] as const) {
+      assert.equal(isCanonical(raw), false, raw);
+      assert.equal(normalizeMac(raw), want, raw);
+    }
+  });
+
+  it('rejects what is no MAC, whatever character is out of place', () => {
+    const good = '52:54:00:ab:cd:ef';
+    for (let i = 0; i < good.length; i++) {
+      for (const c of ['g', 'G', '-', ':', '/', '@', '`', ' ', '0']) {
+        const bad = good.slice(0, i) + c + good.slice(i + 1);
+        if (bad === good) continue;
+        const regex = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/.test(bad);
+        assert.equal(isCanonical(bad), regex, JSON.stringify(bad));
+      }
+    }
+    for (const bad of ['', '52:54:00:ab:cd', '52:54:00:ab:cd:ef:00', '52:54:00:ab:cd:e', 'x'])
+      assert.equal(normalizeMac(bad), undefined, bad);
+    assert.equal(normalizeMac('52-54:00-ab:cd:ef'), undefined, 'mixed separators');
+  });
+});
+
+describe('pointer', () => {
+  it('joins segments, escaping ~ and / only', () => {
+    assert.equal(pointer(), '');
+    assert.equal(pointer('spec', 'masters', 0, 'node-1'), '/spec/masters/0/node-1');
+    assert.equal(pointer('a/b', '~c', 'd~/e', ''), '/a~1b/~0c/d~0~1e/');
+  });
+
+  it('is read back by parsePointer', () => {
+    const segments = ['spec', 'x/y', '~', '~1', '', 'plain'];
+    assert.deepEqual(parsePointer(pointer(...segments)), segments);
+  });
+});
