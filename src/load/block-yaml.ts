@@ -29,8 +29,8 @@ export function loadBlock(text: string, maxDepth: number): unknown[] | undefined
 }
 
 /** What YAML does not allow in a stream, as js-yaml checks it: the reference reports it. */
-// eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const NON_PRINTABLE =
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
   /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:[^\uD800-\uDBFF]|^)[\uDC00-\uDFFF]/;
 
 /** Thrown to give up on a file: caught in loadBlock only. */
