@@ -160,8 +160,11 @@ function flowKeyGuard(): NonNullable<LoadOptions['listener']> {
  * - a `#` right after a quote, a bracket or a comma (`"a"# c`, `[a,# c`): not a comment for
  *   js-yaml 5;
  * - tabs anywhere, a stream that starts indented, a block scalar as a whole document, a
- *   list entry with nothing after its dash: js-yaml 4 is lax about the indentation around
- *   them (it reads `x:\n  -\n - y` as a list of two, js-yaml 5 rejects it).
+ *   list entry with nothing after its dash but spaces or a comment: js-yaml 4 is lax about
+ *   the indentation around them (it reads `x:\n  -\n - y` as a list of two, js-yaml 5
+ *   rejects it);
+ * - a carriage return not followed by a line feed (old Mac line ends): js-yaml 4 does not see
+ *   a `---` or `...` after one as a marker.
  */
 export function usesRareFeatures(text: string): boolean {
   for (const marker of RARE) if (text.includes(marker)) return true;
@@ -169,6 +172,11 @@ export function usesRareFeatures(text: string): boolean {
   // An indented stream, a document end marker first, a block scalar as a document.
   if (first === 0x20 || first === 0xfeff || first === 0x7c || first === 0x3e) return true;
   if (text.startsWith('...')) return true;
+  // A carriage return alone is a line break to both, but js-yaml 4 does not look for markers
+  // (`---`, `...`) after it.
+  for (let at = text.indexOf('\r'); at !== -1; at = text.indexOf('\r', at + 1)) {
+    if (text.charCodeAt(at + 1) !== 0x0a) return true;
+  }
   // A list entry with nothing after its dash but spaces or a comment (a `---` marker is no
   // entry); coarse: `a-#b` counts too.
   EMPTY_ENTRY.lastIndex = 0;
@@ -209,7 +217,6 @@ const RARE = [
   '!',
   '\t',
   '\n...', // document end markers
-  '\r...',
   '\n|', // a block scalar as a document
   '\n>',
   '"#', // a `#` that is no comment for js-yaml 5

@@ -783,7 +783,9 @@ describe('what the fast loader leaves to js-yaml 5', () => {
     ['a:\n  -   # c\n  - b\n', true],
     ['a:\n  - x-y\n  - b-c # d\n', false],
     ['--- # c\na: 1\n', false],
-    ['\r...  +.5\n  ~\n', true], // a document end marker after a carriage return
+    ['\r...  +.5\n  ~\n', true], // markers after a carriage return alone (seeds 2 and 8)
+    ['\r---# c\n{0: []}\n', true],
+    ['a: 1\r\nb: 2\r\n', false], // CRLF line ends are read by the fast path
   ];
   for (const [text, rare] of cases) {
     it(`${JSON.stringify(text)}: ${rare ? 'js-yaml 5' : 'js-yaml 4'}`, () => {
