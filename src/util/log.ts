@@ -16,7 +16,4 @@ export function createLogger(
   );
 }
 
-/** A logger that drops everything (library use, tests that do not look at logs). */
-export function silentLogger(): Logger {
-  return pino({ level: 'silent' });
-}
+export { silentLogger } from './silent-logger.js';

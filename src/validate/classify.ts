@@ -20,6 +20,11 @@ export interface KindedDocument {
   /** Whether the document passed its schema (only those feed the model). */
   valid: boolean;
   value: Record<string, unknown>;
+  /**
+   * What the inventory rules read from a host document alone, kept on it for as long as it
+   * lives (validate/inventory.ts): cheaper than a WeakMap entry for each of 10,000 hosts.
+   */
+  derived?: unknown;
 }
 
 /** Who reads: the site (every kind) or an inventory directory (metal3 objects only). */
@@ -146,7 +151,7 @@ function classifyObject(
     );
     return undefined;
   }
-  return { kind, file: where.file, doc: where.doc, base, valid: false, value };
+  return { kind, file: where.file, doc: where.doc, base, valid: false, value, derived: undefined };
 }
 
 /**

@@ -146,22 +146,17 @@ interface IdentityMac {
   ptr: () => string;
 }
 
-/** The MACs that name a host: boot MAC and NIC MACs (from its HardwareData when it has one). */
 /**
- * Each host's identity MACs, kept for as long as its document lives: under \`bpa serve\` an
- * unchanged file's documents are the same objects from one reconcile to the next
- * (validate/document-cache.ts), and are never changed once read.
+ * The MACs that name a host: boot MAC and NIC MACs (from its HardwareData when it has one),
+ * kept on the document for as long as it lives: under `bpa serve` an unchanged file's
+ * documents are the same objects from one reconcile to the next (validate/document-cache.ts),
+ * and are never changed once read.
  */
-const macsOf = new WeakMap<
-  KindedDocument,
-  { hwDoc: KindedDocument | undefined; macs: IdentityMac[] }
->();
-
 function identityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined): IdentityMac[] {
-  const known = macsOf.get(d);
+  const known = d.derived as { hwDoc: KindedDocument | undefined; macs: IdentityMac[] } | undefined;
   if (known && known.hwDoc === hwDoc) return known.macs;
   const macs = readIdentityMacs(d, hwDoc);
-  macsOf.set(d, { hwDoc, macs });
+  d.derived = { hwDoc, macs };
   return macs;
 }
 

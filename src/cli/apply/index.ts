@@ -6,7 +6,7 @@ import { pluralize } from '../../util/pluralize.js';
 import { parseDuration } from '../../util/duration.js';
 import { planHasChanges } from '../../plan/index.js';
 import { StalledError, UsageError } from '../../util/errors.js';
-import { createLogger } from '../../util/log.js';
+import type { Logger } from '../../util/log.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
 import { APPLY_OPTIONS } from '../option-sets.js';
@@ -94,7 +94,7 @@ async function reconcileRepo(
   now: () => number,
 ): Promise<void> {
   const cfg = configFor(undefined);
-  const log = terminalLogger(cfg, io);
+  const log = await terminalLogger(cfg, io);
   // Heavy modules (SSH, git, installers) load only for the commands that use them.
   const [{ Reconciler }, { sourceFor }] = await Promise.all([
     import('../../reconcile/reconciler.js'),
@@ -125,8 +125,12 @@ async function reconcileRepo(
   io.exit(ok ? EXIT.ok : EXIT.failed);
 }
 
-/** Log lines for a person at a terminal, on stderr, at the log level asked for. */
-function terminalLogger(cfg: Config, io: Io): ReturnType<typeof createLogger> {
+/**
+ * Log lines for a person at a terminal, on stderr, at the log level asked for. The logging
+ * library loads only for the commands that log (not for validate or plan).
+ */
+async function terminalLogger(cfg: Config, io: Io): Promise<Logger> {
+  const { createLogger } = await import('../../util/log.js');
   return createLogger(
     cfg.logLevel,
     humanLogStream((s) => io.err(s)),
@@ -154,7 +158,7 @@ async function run(
     site: { kind: 'path', path },
     configFor,
     env,
-    log: terminalLogger(configFor(undefined), io),
+    log: await terminalLogger(configFor(undefined), io),
     now,
     onLine: installerLines(output, io),
     onPlan: show,

@@ -9,7 +9,7 @@ import { observedAge } from '../../reconcile/observed-age.js';
 import { runSteps } from '../../reconcile/steps.js';
 import { exportRevision, resolveRevision } from '../../source/revision-tree.js';
 import { UsageError } from '../../util/errors.js';
-import { silentLogger } from '../../util/log.js';
+import { silentLogger } from '../../util/silent-logger.js';
 import { printable } from '../../util/printable.js';
 import { hasErrors } from '../../util/problem.js';
 import { pluralize, word } from '../../util/pluralize.js';

@@ -5,7 +5,7 @@ import { createRun } from '../../reconcile/context.js';
 import { observedAge } from '../../reconcile/observed-age.js';
 import { STATUS_DIR } from '../../source/site-path.js';
 import { runSteps } from '../../reconcile/steps.js';
-import { silentLogger } from '../../util/log.js';
+import { silentLogger } from '../../util/silent-logger.js';
 import { planHasChanges } from '../../plan/index.js';
 import { hasErrors } from '../../util/problem.js';
 import { EXIT, type Io } from '../io.js';

@@ -1,7 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { describeSource } from '../../config/options.js';
 import { UsageError } from '../../util/errors.js';
-import { createLogger } from '../../util/log.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
 import { outputOption } from '../output-option.js';
@@ -61,6 +60,7 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     if (watchDir === undefined && !cfg.repoUrl)
       throw new UsageError('give a repository to follow (--repo URL) or a directory (--watch DIR)');
     // The controller's output is its log on stderr: JSON lines, or lines for a person (-o text).
+    const { createLogger } = await import('../../util/log.js');
     const log =
       opts.output === 'text'
         ? createLogger(

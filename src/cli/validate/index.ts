@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { basename, dirname, resolve } from 'node:path';
 import { BpaError } from '../../util/errors.js';
-import { silentLogger } from '../../util/log.js';
+import { silentLogger } from '../../util/silent-logger.js';
 import { error, type Problem } from '../../util/problem.js';
 import { createRun } from '../../reconcile/context.js';
 import { runSteps } from '../../reconcile/steps.js';
