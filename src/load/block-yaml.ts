@@ -16,12 +16,23 @@ import { resolvePlain } from './core-schema.js';
  * enclosing levels, carriage returns, non-printable characters, and nesting near `maxDepth`.
  * What it does read, it reads as js-yaml 5's core schema does (`resolvePlain`), which
  * `test/unit/load/semantics.test.ts` checks over generated documents in both styles.
- * `usesRareFeatures` has already sent aliases, tags, merge keys, tabs and odd markers away.
+ * It runs first, on its own: aliases, anchors and tags start with an indicator it declines,
+ * a merge key (`<<`) is declined, and so are tabs and files with more documents than
+ * `maxDocumentsPerFile` (the slower path reports those).
  */
-export function loadBlock(text: string, maxDepth: number): unknown[] | undefined {
-  if (text.includes('\r') || text.includes('\uFEFF') || NON_PRINTABLE.test(text)) return undefined;
+export function loadBlock(
+  text: string,
+  limits: { maxDepth: number; maxDocumentsPerFile: number },
+): unknown[] | undefined {
+  if (
+    text.includes('\r') ||
+    text.includes('\t') ||
+    text.includes('\uFEFF') ||
+    NON_PRINTABLE.test(text)
+  )
+    return undefined;
   try {
-    return new BlockReader(text, maxDepth).documents();
+    return new BlockReader(text, limits.maxDepth, limits.maxDocumentsPerFile).documents();
   } catch (err: unknown) {
     if (err === DECLINE) return undefined;
     throw err;
@@ -56,6 +67,8 @@ const INDICATOR = new Set([...'[]{},#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
 class BlockReader {
   private readonly text: string;
   private readonly maxDepth: number;
+  /** Documents left before the limit: past it, the slower path reports TOO_MANY_DOCUMENTS. */
+  private documentsLeft: number;
   /** The current content line: its indentation, first and past-last content offsets. */
   private indent = -1;
   private start = 0;
@@ -67,9 +80,10 @@ class BlockReader {
   /** Inside a flow collection: the offset being read (flow collections may span lines). */
   private p = 0;
 
-  constructor(text: string, maxDepth: number) {
+  constructor(text: string, maxDepth: number, maxDocuments: number) {
     this.text = text;
     this.maxDepth = maxDepth;
+    this.documentsLeft = maxDocuments;
   }
 
   documents(): unknown[] {
@@ -79,7 +93,7 @@ class BlockReader {
     for (;;) {
       // An empty document (nothing, two markers in a row, a marker at the end): js-yaml 4
       // and 5 count those differently in places, so the reference decides.
-      if (this.indent !== 0) throw DECLINE;
+      if (this.indent !== 0 || --this.documentsLeft < 0) throw DECLINE;
       docs.push(this.isFlowStart(this.start) ? this.inline(this.start, 0, 1) : this.node(0, 1));
       if (this.indent >= 0) throw DECLINE; // more after the document's root node
       if (this.start >= this.text.length) return docs; // the end of the text
@@ -425,6 +439,7 @@ class BlockReader {
     )
       throw DECLINE;
     const raw = this.text.slice(start, colon);
+    if (raw === '<<') throw DECLINE; // a merge key: js-yaml 5 merges
     const value = resolvePlain(raw);
     return typeof value === 'symbol' ? raw : String(value);
   }

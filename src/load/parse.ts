@@ -32,10 +32,11 @@ const MAX_MERGE_KEYS = 10_000;
 /**
  * Parses one file's text into documents, enforcing the hostile-input limits. Pure: no I/O.
  *
- * Two parsers, one meaning. The happy path has no positions and uses js-yaml 4's loader,
- * the fastest of the JavaScript YAML parsers measured (docs/PERFORMANCE.md), with a schema
- * that resolves scalars exactly as js-yaml 5's core schema does (`core-schema.ts`). js-yaml 5
- * is the reference: every file js-yaml 4 rejects, for any reason, is parsed again by js-yaml 5,
+ * Three readers, one meaning. The happy path has no positions: bpa's own reader of the YAML
+ * sites are written in (`block-yaml.ts`, more than twice as fast as js-yaml 4), and for what
+ * it declines js-yaml 4's loader, the fastest of the JavaScript YAML parsers measured
+ * (docs/PERFORMANCE.md), with a schema that resolves scalars exactly as js-yaml 5's core
+ * schema does (`core-schema.ts`). js-yaml 5 is the reference: every file js-yaml 4 rejects, for any reason, is parsed again by js-yaml 5,
  * whose error (code, message, line) is reported, and so is every file that may hold something
  * the two read differently or whose limit only js-yaml 5 enforces (aliases and `maxAliases`,
  * merge keys, tags, complex keys…: `usesRareFeatures`). Positions of problems come from
@@ -43,20 +44,24 @@ const MAX_MERGE_KEYS = 10_000;
  * `test/unit/load/semantics.test.ts` checks that both parsers read the same documents.
  */
 export function parseFile(file: string, text: string, limits: LoadLimits): ParsedFile {
-  const docCount = countDocumentMarkers(text);
-  if (docCount > limits.maxDocumentsPerFile) {
-    return {
-      documents: [],
-      problems: [
-        error(
-          'TOO_MANY_DOCUMENTS',
-          `file holds ${docCount} YAML documents; the limit is ${limits.maxDocumentsPerFile}`,
-          { file, line: 1, column: 1 },
-        ),
-      ],
-    };
+  // The block reader counts documents itself and declines past the limit.
+  let values = loadBlock(text, limits);
+  if (values === undefined) {
+    const docCount = countDocumentMarkers(text);
+    if (docCount > limits.maxDocumentsPerFile) {
+      return {
+        documents: [],
+        problems: [
+          error(
+            'TOO_MANY_DOCUMENTS',
+            `file holds ${docCount} YAML documents; the limit is ${limits.maxDocumentsPerFile}`,
+            { file, line: 1, column: 1 },
+          ),
+        ],
+      };
+    }
+    values = loadJsYaml4(text, limits);
   }
-  let values = loadFast(text, limits);
   if (values === undefined) {
     try {
       values = loadExact(file, text, limits);
@@ -85,15 +90,22 @@ export function parseFile(file: string, text: string, limits: LoadLimits): Parse
 }
 
 /**
+ * The fast path on its own: the block reader's reading of a file (`block-yaml.ts`), else
+ * js-yaml 4's (`loadJsYaml4`), else undefined where js-yaml 5 must decide. Exported for the
+ * tests that compare it with js-yaml 5, and the parser benchmark.
+ */
+export function loadFast(text: string, limits: LoadLimits): unknown[] | undefined {
+  return loadBlock(text, limits) ?? loadJsYaml4(text, limits);
+}
+
+/**
  * js-yaml 4's reading of a file, or undefined where js-yaml 5 must decide: the file may use a
  * feature where js-yaml 4 reads differently or lacks js-yaml 5's limits (`usesRareFeatures`),
  * or js-yaml 4 rejects it or warns about it (a syntax error, nesting deeper than `maxDepth`,
- * deficient indentation, a stack overflow). Exported for the tests that compare the two.
+ * deficient indentation, a stack overflow).
  */
-export function loadFast(text: string, limits: LoadLimits): unknown[] | undefined {
+function loadJsYaml4(text: string, limits: LoadLimits): unknown[] | undefined {
   if (usesRareFeatures(text)) return undefined;
-  const block = loadBlock(text, limits.maxDepth);
-  if (block) return block;
   try {
     return loadAllFast(text, {
       schema: FAST_SCHEMA,

@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, readdirSync } from 'node:fs';
 import { lstat, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
@@ -63,20 +63,20 @@ export async function readSite(
   return { root, files, problems };
 }
 
-async function loadIgnore(root: string, problems: Problem[]): Promise<Ignore> {
+/** The root's `.bpaignore`, or undefined when there is none (nothing to match each path against). */
+async function loadIgnore(root: string, problems: Problem[]): Promise<Ignore | undefined> {
   const ig = ignore();
   try {
     ig.add(await readFile(join(root, '.bpaignore'), 'utf8'));
   } catch (err: unknown) {
-    if (!isErrno(err, 'ENOENT')) {
-      problems.push(
-        error('READ_ERROR', `cannot read .bpaignore: ${errText(err)}`, {
-          file: '.bpaignore',
-          line: 1,
-          column: 1,
-        }),
-      );
-    }
+    if (isErrno(err, 'ENOENT')) return undefined;
+    problems.push(
+      error('READ_ERROR', `cannot read .bpaignore: ${errText(err)}`, {
+        file: '.bpaignore',
+        line: 1,
+        column: 1,
+      }),
+    );
   }
   return ig;
 }
@@ -85,7 +85,7 @@ async function walk(
   dir: string,
   relDir: string,
   realRoot: string,
-  ignorer: Ignore,
+  ignorer: Ignore | undefined,
   out: string[],
   problems: Problem[],
   seenDirs: Set<string>,
@@ -143,7 +143,7 @@ async function walk(
         seenDirs.add(target);
       }
     }
-    if (ignorer.ignores(isDir ? `${rel}/` : rel)) continue;
+    if (ignorer?.ignores(isDir ? `${rel}/` : rel)) continue;
     if (isDir) {
       await walk(abs, rel, realRoot, ignorer, out, problems, seenDirs, limits);
     } else if (YAML_FILE.test(entry.name)) {
@@ -189,8 +189,13 @@ function readOneSync(
   cache?: SiteCache,
 ): SiteFile | Problem {
   const where = { file: rel, line: 1, column: 1 };
+  let fd: number | undefined;
   try {
-    const info = statSync(abs);
+    // One descriptor for the checks and the read: the system calls readFileSync makes, and
+    // no second lookup of the path (a site of 11,000 files spent ~30 ms in those).
+    // Non-blocking: a FIFO named *.yaml is refused below, not waited on.
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK);
+    const info = fstatSync(fd);
     if (!info.isFile()) return error('READ_ERROR', 'not a regular file', where);
     if (info.size > limits.maxFileBytes) {
       return error(
@@ -203,7 +208,7 @@ function readOneSync(
     const checkedOut = cache?.idFromStat(rel, info);
     const known = checkedOut === undefined ? undefined : cache?.reuse(rel, checkedOut);
     if (known) return known;
-    const bytes = readFileSync(abs);
+    const bytes = readWhole(fd, info.size, limits.maxFileBytes);
     // Checked again: a file may grow between stat and read.
     if (bytes.length > limits.maxFileBytes) {
       return error('FILE_TOO_LARGE', `file is larger than ${limits.maxFileBytes} bytes`, where);
@@ -226,7 +231,30 @@ function readOneSync(
     return file;
   } catch (err: unknown) {
     return error('READ_ERROR', `cannot read file: ${errText(err)}`, where);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
+}
+
+/**
+ * The whole of an open file, read up to one byte past `limit` (a file that grew after its
+ * stat is caught by the caller's length check, and never read whole).
+ */
+function readWhole(fd: number, size: number, limit: number): Buffer {
+  let buf = Buffer.allocUnsafe(Math.min(size, limit) + 1);
+  let length = 0;
+  for (;;) {
+    if (length === buf.length) {
+      if (length > limit) break;
+      const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, limit + 1));
+      buf.copy(bigger, 0, 0, length);
+      buf = bigger;
+    }
+    const n = readSync(fd, buf, length, buf.length - length, null);
+    if (n === 0) break;
+    length += n;
+  }
+  return buf.subarray(0, length);
 }
 
 type Decoded =

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_LIMITS, FileLocator, loadSite, parseFile } from '../../../src/load/index.js';
@@ -31,6 +32,41 @@ describe('loader', () => {
         ],
       );
       assert.deepEqual(site.documents[1]?.value, { y: 2 });
+    } finally {
+      await removeSite(dir);
+    }
+  });
+
+  it('refuses a FIFO named like a site file at once, without waiting for a writer', async () => {
+    const dir = await writeSite({ 'a.yaml': 'a: 1\n' });
+    try {
+      execFileSync('mkfifo', [join(dir, 'pipe.yaml')]);
+      const site = await loadSite(dir);
+      assert.deepEqual(
+        site.problems.map((p) => [p.code, p.file, p.message]),
+        [['READ_ERROR', 'pipe.yaml', 'not a regular file']],
+      );
+      assert.equal(site.documents.length, 1);
+    } finally {
+      await removeSite(dir);
+    }
+  });
+
+  it('reads a file of exactly the size limit, and refuses one a byte larger', async () => {
+    const limit = 64;
+    const exact = `a: ${'x'.repeat(limit - 4)}\n`;
+    assert.equal(exact.length, limit);
+    const dir = await writeSite({ 'ok.yaml': exact, 'big.yaml': `b${exact}`, 'empty.yaml': '' });
+    try {
+      const site = await loadSite(dir, { ...DEFAULT_LIMITS, maxFileBytes: limit });
+      assert.deepEqual(
+        site.problems.map((p) => [p.code, p.file]),
+        [['FILE_TOO_LARGE', 'big.yaml']],
+      );
+      assert.deepEqual(
+        site.documents.map((d) => d.value),
+        [{ a: 'x'.repeat(limit - 4) }],
+      );
     } finally {
       await removeSite(dir);
     }
