@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_LIMITS, FileLocator, loadSite, parseFile } from '../../../src/load/index.js';
+import { decode } from '../../../src/load/read-site.js';
 import { removeSite, writeSite } from '../validate/site-fixture.js';
 
 describe('loader', () => {
@@ -161,5 +162,32 @@ describe('FileLocator', () => {
       line: 3,
       column: 5,
     });
+  });
+});
+
+describe('decode', () => {
+  it('drops a leading byte order mark and keeps one elsewhere', () => {
+    assert.deepEqual(decode(Buffer.from('\ufeffa: 1\n')), { text: 'a: 1\n' });
+    assert.deepEqual(decode(Buffer.from('a: "\ufeff"\n')), { text: 'a: "\ufeff"\n' });
+    assert.deepEqual(decode(Buffer.from('')), { text: '' });
+  });
+
+  it('refuses what is not UTF-8, naming the line and column of the first bad byte', () => {
+    const bad: Array<[number[], number, number]> = [
+      [[0x61, 0x0a, 0x62, 0xff], 2, 2], // a byte that never starts a character
+      [[0x61, 0x0a, 0x0a, 0xc0, 0xaf], 3, 1], // an overlong encoding of "/"
+      [[0xed, 0xa0, 0x80], 1, 1], // a UTF-16 surrogate encoded
+      [[0x61, 0x62, 0xe2, 0x82], 1, 3], // a character cut off at the end
+      [[0xf4, 0x90, 0x80, 0x80], 1, 1], // past U+10FFFF
+    ];
+    for (const [bytes, line, column] of bad) {
+      const r = decode(Uint8Array.from(bytes));
+      assert.deepEqual(
+        r,
+        { problem: { code: 'NOT_UTF8', message: 'file is not valid UTF-8', at: { line, column } } },
+        JSON.stringify(bytes),
+      );
+    }
+    assert.deepEqual(decode(Buffer.from('é — 𝄞\n')), { text: 'é — 𝄞\n' });
   });
 });
