@@ -55,7 +55,8 @@ export async function readSite(
   paths.sort();
   // Many small files: synchronous reads are several times faster than a round trip through
   // the thread pool per call (stat, open, read, close), and a site is read at once anyway.
-  const results = paths.map((rel) => readOneSync(join(root, rel), rel, limits, cache));
+  // Joined as text: the root is absolute and normalized, and path.join per file adds up.
+  const results = paths.map((rel) => readOneSync(`${root}/${rel}`, rel, limits, cache));
   for (const r of results) {
     if ('path' in r) files.push(r);
     else problems.push(r);
@@ -108,7 +109,7 @@ async function walk(
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
-    const abs = join(dir, entry.name);
+    const abs = `${dir}/${entry.name}`;
     if (entry.name === '.git') continue;
     if (!relDir && entry.name === STATUS_DIR) {
       // bpa's reports go there; something else in its place is the site's, and stays.
@@ -238,21 +239,17 @@ function readOneSync(
 }
 
 /**
- * The whole of an open file, read up to one byte past `limit` (a file that grew after its
- * stat is caught by the caller's length check, and never read whole).
+ * An open regular file's bytes: `size` (its fstat) of them, or one past `limit` for a larger
+ * file, which the caller refuses. Like readFileSync, it stops at the size it was told, without
+ * a read to find the end (one system call per file less on sites of many small files).
  */
 function readWhole(fd: number, size: number, limit: number): Buffer {
-  let buf = Buffer.allocUnsafe(Math.min(size, limit) + 1);
+  const want = Math.min(size, limit + 1);
+  const buf = Buffer.allocUnsafe(want);
   let length = 0;
-  for (;;) {
-    if (length === buf.length) {
-      if (length > limit) break;
-      const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, limit + 1));
-      buf.copy(bigger, 0, 0, length);
-      buf = bigger;
-    }
-    const n = readSync(fd, buf, length, buf.length - length, null);
-    if (n === 0) break;
+  while (length < want) {
+    const n = readSync(fd, buf, length, want - length, null);
+    if (n === 0) break; // shorter than its stat said: it shrank
     length += n;
   }
   return buf.subarray(0, length);
