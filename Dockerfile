@@ -15,6 +15,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# npm run build: tsc, then the CLI bundled into dist/bundle/ (what bin/bpa runs).
+COPY scripts/bundle.mjs ./scripts/
 RUN npm run build
 
 # ---- deps: the production dependencies alone -------------------------------------------------

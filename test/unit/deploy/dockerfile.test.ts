@@ -180,8 +180,16 @@ describe('.dockerignore', () => {
     const parts = path.split('/');
     return parts.some((_, i) => re.test(parts.slice(0, i + 1).join('/')));
   };
-  const excluded = (path: string): boolean =>
-    patterns.some((p) => !p.startsWith('!') && matches(p, path));
+  // The last pattern that matches decides; a `!pattern` lets a path back in.
+  const excluded = (path: string): boolean => {
+    let out = false;
+    for (const p of patterns) {
+      if (p.startsWith('!')) {
+        if (matches(p.slice(1), path)) out = false;
+      } else if (matches(p, path)) out = true;
+    }
+    return out;
+  };
 
   it('keeps build outputs, dependencies, tests, git and state out of the context', () => {
     for (const path of [
@@ -195,6 +203,7 @@ describe('.dockerignore', () => {
       'deploy/rbac.yaml',
       'id_ed25519',
       'keys/id_ed25519.pub',
+      'scripts/demo.ts',
     ]) {
       assert.ok(excluded(path), `${path} is excluded`);
     }
@@ -210,6 +219,7 @@ describe('.dockerignore', () => {
       'src/cli/main.ts',
       'src/ssh/keys.ts',
       'schemas/site.schema.json',
+      'scripts/bundle.mjs',
     ]) {
       assert.ok(!excluded(path), `${path} is in the context`);
     }
