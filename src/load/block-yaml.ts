@@ -24,11 +24,13 @@ export function loadBlock(
   text: string,
   limits: { maxDepth: number; maxDocumentsPerFile: number },
 ): unknown[] | undefined {
+  // Printable ASCII and line feeds (most sites) hold none of what is checked for next.
   if (
-    text.includes('\r') ||
-    text.includes('\t') ||
-    text.includes('\uFEFF') ||
-    NON_PRINTABLE.test(text)
+    NOT_PLAIN_ASCII.test(text) &&
+    (text.includes('\r') ||
+      text.includes('\t') ||
+      text.includes('\uFEFF') ||
+      NON_PRINTABLE.test(text))
   )
     return undefined;
   try {
@@ -38,6 +40,9 @@ export function loadBlock(
     throw err;
   }
 }
+
+/** Anything but printable ASCII and line feeds: one character class, twice as fast to scan. */
+const NOT_PLAIN_ASCII = /[^\n\x20-\x7e]/;
 
 /** What YAML does not allow in a stream, as js-yaml checks it: the reference reports it. */
 const NON_PRINTABLE =
