@@ -6,6 +6,7 @@ import type { Problem } from '../util/problem.js';
 import { validateInventory } from '../validate/index.js';
 import type { InventoryDocument, SiteModel } from '../validate/model.js';
 import { hostsFromObjects, type Metal3Object } from './inventory/hosts.js';
+import type { LeaseCache } from './leases/lease-cache.js';
 import { readLeaseFiles } from './leases/read-lease-files.js';
 import type { Host, Lease } from './types.js';
 
@@ -21,6 +22,8 @@ export interface ObserveOptions {
   leaseRoot?: string;
   now: number;
   stateDir: string;
+  /** Lease files as last parsed (`bpa serve`): an unchanged file is not parsed again. */
+  leaseCache?: LeaseCache;
 }
 
 export interface Observations {
@@ -38,7 +41,10 @@ export async function observe(model: SiteModel, opts: ObserveOptions): Promise<O
   const problems: Problem[] = [];
   const [objects, leaseResult, applied] = await Promise.all([
     inventoryObjects(model, opts.inventory, problems),
-    readLeaseFiles(opts.leaseFiles, opts.now, { confineTo: opts.leaseRoot }),
+    readLeaseFiles(opts.leaseFiles, opts.now, {
+      confineTo: opts.leaseRoot,
+      cache: opts.leaseCache,
+    }),
     new StateStore(opts.stateDir).readApplied(),
   ]);
   problems.push(...leaseResult.problems);

@@ -96,11 +96,44 @@ export function resolveIp(
   return resolveNodeIp(host, leases, order).resolved;
 }
 
-/** `resolveIp`, with the addresses it passed over and why. */
+/**
+ * Each host's last resolution, with the lease map and order it was made from. Under `bpa serve`
+ * an unchanged host document gives the same host object (observe/inventory/hosts.ts) and
+ * unchanged lease files the same map (observe/leases/lease-cache.ts), so a host's address is
+ * not looked for again; a host and a map are never changed once made. A WeakMap: an entry
+ * lives as long as its host.
+ */
+const resolutions = new WeakMap<
+  Host,
+  { leases: ReadonlyMap<string, Lease>; order: readonly IpSource[]; result: IpResolution }
+>();
+
+/**
+ * `resolveIp`, with the addresses it passed over and why. The same host, map and order give
+ * the same result object (read it, never change it).
+ */
 export function resolveNodeIp(
   host: Host,
   leases: ReadonlyMap<string, Lease>,
   order: readonly IpSource[] = DEFAULT_IP_ORDER,
+): IpResolution {
+  const held = resolutions.get(host);
+  if (
+    held &&
+    held.leases === leases &&
+    held.order.length === order.length &&
+    held.order.every((s, i) => s === order[i])
+  )
+    return held.result;
+  const result = resolve(host, leases, order);
+  resolutions.set(host, { leases, order: [...order], result });
+  return result;
+}
+
+function resolve(
+  host: Host,
+  leases: ReadonlyMap<string, Lease>,
+  order: readonly IpSource[],
 ): IpResolution {
   const skipped: SkippedAddress[] = [];
   const macs = hostMacs(host);

@@ -20,7 +20,6 @@ export interface SiteHost {
   host: Host;
   key: string;
   cap: Capacity;
-  taker?: Taker;
 }
 
 /** Eligible hosts with the same capacity; `hosts` sorted by key. */
@@ -29,11 +28,26 @@ export interface HostClass {
   hosts: SiteHost[];
 }
 
-export interface SiteHosts {
-  all: SiteHost[];
-  byKey: Map<string, SiteHost>;
-  byMac: Map<string, SiteHost[]>;
-  ineligible: SiteHost[];
+/**
+ * The inventory indexed, as made from one host list: never changed once made, so the next
+ * reconcile's assignment can start from it (`indexHosts`' `last`).
+ */
+export interface HostIndex {
+  /** The hosts indexed, in the order given. */
+  hosts: readonly Host[];
+  /** The entry of each of `hosts`, in the same order. */
+  entries: readonly SiteHost[];
+  /** Sorted by key (then origin): the order assignment goes through hosts in. */
+  all: readonly SiteHost[];
+  byKey: ReadonlyMap<string, SiteHost>;
+  byMac: ReadonlyMap<string, readonly SiteHost[]>;
+  ineligible: readonly SiteHost[];
+}
+
+/** One assignment's view of the index: who has taken which host so far. */
+export interface SiteHosts extends HostIndex {
+  index: HostIndex;
+  takers: Map<SiteHost, Taker>;
 }
 
 export { hostKey };
@@ -43,29 +57,69 @@ export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+interface Derived {
+  key: string;
+  cap: Capacity;
+  capKey: string;
+  macs: string[];
+}
+
 /**
  * What indexing derives from a host alone, kept for as long as the host object lives: under
  * `bpa serve` the hosts of unchanged inventory documents are the same objects from one
  * reconcile to the next (observe/inventory/hosts.ts), and a host is never changed once built.
  */
-const derived = new WeakMap<Host, { key: string; cap: Capacity; macs: string[] }>();
+const derived = new WeakMap<Host, Derived>();
 
-function deriveHost(host: Host): { key: string; cap: Capacity; macs: string[] } {
+function deriveHost(host: Host): Derived {
   let d = derived.get(host);
   if (!d) {
-    d = { key: hostKey(host), cap: capacityOf(host), macs: hostMacs(host).map(canonicalMac) };
+    const cap = capacityOf(host);
+    d = {
+      key: hostKey(host),
+      cap,
+      capKey: capKey(cap),
+      macs: hostMacs(host).map(canonicalMac),
+    };
     derived.set(host, d);
   }
   return d;
 }
 
-export function indexHosts(hosts: readonly Host[]): SiteHosts {
-  const all = hosts
-    .map((host): SiteHost => {
-      const d = deriveHost(host);
-      return { host, key: d.key, cap: d.cap };
-    })
-    .sort((a, b) => compareText(a.key, b.key) || compareText(a.host.origin, b.host.origin));
+/** More changed hosts than this and the index is built again rather than patched. */
+const PATCH_LIMIT = 256;
+
+/**
+ * The hosts indexed. With `last` (the index of the previous reconcile): the same index when
+ * `hosts` holds the same host objects in the same order (a pointer compare); when a few of
+ * them are new objects with the same key, origin and MACs (a host document edited, say a
+ * label), a copy of it with those entries replaced; otherwise built again. Either way the
+ * result is what building from `hosts` gives.
+ */
+export function indexHosts(hosts: readonly Host[], last?: HostIndex): HostIndex {
+  if (!last || last.hosts.length !== hosts.length) return buildIndex(hosts);
+  const changed: number[] = [];
+  for (let i = 0; i < hosts.length; i++) {
+    if (hosts[i] === last.hosts[i]) continue;
+    if (changed.push(i) > PATCH_LIMIT) return buildIndex(hosts);
+  }
+  if (changed.length === 0) return last;
+  return patchIndex(hosts, last, changed) ?? buildIndex(hosts);
+}
+
+/** A fresh view of `index` for one assignment: no host taken yet. */
+export function siteHosts(index: HostIndex): SiteHosts {
+  return { ...index, index, takers: new Map() };
+}
+
+function buildIndex(hosts: readonly Host[]): HostIndex {
+  const entries = hosts.map((host): SiteHost => {
+    const d = deriveHost(host);
+    return { host, key: d.key, cap: d.cap };
+  });
+  const all = [...entries].sort(
+    (a, b) => compareText(a.key, b.key) || compareText(a.host.origin, b.host.origin),
+  );
   const byKey = new Map<string, SiteHost>();
   const byMac = new Map<string, SiteHost[]>();
   const ineligible: SiteHost[] = [];
@@ -79,7 +133,66 @@ export function indexHosts(hosts: readonly Host[]): SiteHosts {
       else if (list[list.length - 1] !== entry) list.push(entry);
     }
   }
-  return { all, byKey, byMac, ineligible };
+  return { hosts: [...hosts], entries, all, byKey, byMac, ineligible };
+}
+
+/**
+ * `last` with the entries at `changed` replaced, when each new host keeps the key, origin and
+ * MACs of the one it replaces: its place in `all`, `byKey` and `byMac` is then the same.
+ * Undefined when one does not.
+ */
+function patchIndex(
+  hosts: readonly Host[],
+  last: HostIndex,
+  changed: readonly number[],
+): HostIndex | undefined {
+  const entries = [...last.entries];
+  const all = [...last.all];
+  const byKey = new Map(last.byKey);
+  const byMac = new Map(last.byMac);
+  const classes = classCache.get(last);
+  let patched: HostClass[] | undefined = classes && classes.map((c) => ({ ...c }));
+  for (const i of changed) {
+    const host = hosts[i] as Host;
+    const before = last.entries[i] as SiteHost;
+    const d = deriveHost(host);
+    const was = deriveHost(before.host);
+    if (d.key !== was.key || host.origin !== before.host.origin || !sameList(d.macs, was.macs))
+      return undefined;
+    const entry: SiteHost = { host, key: d.key, cap: d.cap };
+    entries[i] = entry;
+    all[all.indexOf(before)] = entry;
+    if (byKey.get(d.key) === before) byKey.set(d.key, entry);
+    for (const mac of d.macs) {
+      const list = byMac.get(mac);
+      if (list) byMac.set(mac, replaced(list, before, entry));
+    }
+    // Host classes follow when the host stays in its class (same capacity and eligibility).
+    if (patched && (d.capKey !== was.capKey || host.eligible !== before.host.eligible))
+      patched = undefined;
+    if (patched && host.eligible) {
+      const cls = patched.find((c) => capKey(c.cap) === d.capKey);
+      if (cls) cls.hosts = replaced(cls.hosts, before, entry);
+    }
+  }
+  const index: HostIndex = {
+    hosts: [...hosts],
+    entries,
+    all,
+    byKey,
+    byMac,
+    ineligible: all.filter((e) => !e.host.eligible),
+  };
+  if (patched) classCache.set(index, patched);
+  return index;
+}
+
+function replaced<T>(list: readonly T[], before: T, after: T): T[] {
+  return list.map((x) => (x === before ? after : x));
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 const CANONICAL_MAC = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/;
@@ -108,7 +221,9 @@ function features(c: Capacity): number {
  * Eligible hosts grouped by capacity, smallest first (cpu, then memory, then fewer special
  * features), so the first class that satisfies a node is its smallest sufficient host.
  */
-export function hostClasses(site: SiteHosts): HostClass[] {
+export function hostClasses(site: HostIndex): HostClass[] {
+  const known = classCache.get(site);
+  if (known) return known;
   const groups = new Map<string, HostClass>();
   for (const entry of site.all) {
     if (!entry.host.eligible) continue;
@@ -117,7 +232,7 @@ export function hostClasses(site: SiteHosts): HostClass[] {
     if (group) group.hosts.push(entry);
     else groups.set(k, { cap: entry.cap, hosts: [entry] });
   }
-  return [...groups.values()].sort(
+  const classes = [...groups.values()].sort(
     (a, b) =>
       a.cap.cpu - b.cap.cpu ||
       a.cap.memMib - b.cap.memMib ||
@@ -125,4 +240,9 @@ export function hostClasses(site: SiteHosts): HostClass[] {
       Number(a.cap.sriov) - Number(b.cap.sriov) ||
       Number(a.cap.qat) - Number(b.cap.qat),
   );
+  classCache.set(site, classes);
+  return classes;
 }
+
+/** Host classes of an index, made once per index (an index is never changed). */
+const classCache = new WeakMap<HostIndex, HostClass[]>();
