@@ -33,6 +33,7 @@ import {
   hostClasses,
   hostKey,
   indexHosts,
+  neutralPatch,
   siteHosts,
 } from './assign/site-hosts.js';
 import type { HostClass, HostIndex, SiteHost, SiteHosts } from './assign/site-hosts.js';
@@ -65,8 +66,10 @@ export interface Unplaced {
 export interface Assignment {
   placements: Placement[];
   unplaced: Unplaced[];
-  /** The hosts as indexed: give it back as `last` next time (assign/site-hosts.ts). */
+  /** What it was made from, for the next assignment to start from (`last`). */
   index: HostIndex;
+  clusters: readonly ClusterModel[];
+  prior: readonly PriorAssignment[];
 }
 
 interface Slot {
@@ -80,14 +83,31 @@ interface Slot {
   message?: string;
 }
 
+/**
+ * With `last` (the previous assignment of a long-running process): the same clusters (model
+ * objects), prior placements and hosts give the same assignment; hosts that changed only in
+ * what assignment does not look at (a label, say: assign/site-hosts.ts `neutralPatch`) give
+ * the same placements on the new host objects. Otherwise it is made again.
+ */
 export function assignHosts(
   clusters: readonly ClusterModel[],
   hosts: readonly Host[],
   prior: readonly PriorAssignment[],
-  last?: HostIndex,
+  last?: Assignment,
 ): Assignment {
+  const index = indexHosts(hosts, last?.index);
+  if (last && sameModels(clusters, last.clusters) && samePrior(prior, last.prior)) {
+    if (index === last.index) return last;
+    const patch = neutralPatch(index);
+    if (patch?.from === last.index) {
+      const placements = last.placements.map((p) => {
+        const host = patch.swap.get(p.host);
+        return host ? { ...p, host } : p;
+      });
+      return { placements, unplaced: last.unplaced, index, clusters, prior };
+    }
+  }
   const slots = orderSlots(clusters);
-  const index = indexHosts(hosts, last);
   const site = siteHosts(index);
   keepPrior(slots, site, prior);
   placeByMac(slots, site);
@@ -108,7 +128,21 @@ export function assignHosts(
       unplaced.push({ cluster: s.cluster, node: s.node.name, message: s.message ?? '' });
     }
   }
-  return { placements, unplaced, index };
+  return { placements, unplaced, index, clusters, prior };
+}
+
+function sameModels(a: readonly ClusterModel[], b: readonly ClusterModel[]): boolean {
+  return a.length === b.length && a.every((c, i) => c === b[i]);
+}
+
+function samePrior(a: readonly PriorAssignment[], b: readonly PriorAssignment[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((p, i) => {
+      const q = b[i] as PriorAssignment;
+      return p.cluster === q.cluster && p.node === q.node && p.host === q.host;
+    })
+  );
 }
 
 function orderSlots(clusters: readonly ClusterModel[]): Slot[] {

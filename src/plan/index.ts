@@ -73,7 +73,7 @@ export function planSite(input: PlanInput): Plan {
   for (const a of applied.clusters.values()) {
     for (const n of a.nodes) prior.push({ cluster: a.cluster, node: n.name, host: n.host });
   }
-  const assignment = assignHosts(model.clusters, input.hosts, prior, cache?.hosts);
+  const assignment = assignHosts(model.clusters, input.hosts, prior, cache?.assignment);
   const problems: Problem[] = [];
   const placed = new Map<string, Placement>();
   for (const p of assignment.placements) placed.set(`${p.cluster}/${p.node}`, p);
@@ -135,7 +135,7 @@ export function planSite(input: PlanInput): Plan {
     } else clusters.push(plan);
   }
   if (cache) {
-    cache.hosts = assignment.index;
+    cache.assignment = assignment;
     cache.clusters = entries;
     cache.reused = reused;
   }

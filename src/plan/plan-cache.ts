@@ -1,5 +1,5 @@
 import type { Problem } from '../util/problem.js';
-import type { HostIndex } from './assign/site-hosts.js';
+import type { Assignment } from './assign.js';
 import type { ClusterPlan } from './types.js';
 
 /** A cluster's last plan, with what it was made from. */
@@ -20,15 +20,15 @@ export interface ClusterEntry {
 
 /**
  * What planning keeps between the plans of a long-running process (`bpa serve`), so that a
- * change to one file redoes only what that file touches: the host index assignment starts
- * from, and each cluster's plan while its inputs are the same objects as last time. Under
+ * change to one file redoes only what that file touches: the last assignment (and its host
+ * index) the next starts from, and each cluster's plan while its inputs are the same objects as last time. Under
  * `bpa serve` unchanged files give the same documents, models (validate/rules.ts), hosts
  * (observe/inventory/hosts.ts), leases (observe/leases/lease-cache.ts) and address
  * resolutions (observe/inventory/ip.ts); none of them is changed once made. Only the clusters
  * of the last plan are kept.
  */
 export class PlanCache {
-  hosts: HostIndex | undefined;
+  assignment: Assignment | undefined;
   clusters = new Map<string, ClusterEntry>();
   /** Clusters of the last plan taken from the cache: for tests. */
   reused = 0;

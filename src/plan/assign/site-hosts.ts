@@ -28,6 +28,11 @@ export interface HostClass {
   hosts: SiteHost[];
 }
 
+/** A map as assignment reads it: by key only. */
+export interface Lookup<K, V> {
+  get(key: K): V | undefined;
+}
+
 /**
  * The inventory indexed, as made from one host list: never changed once made, so the next
  * reconcile's assignment can start from it (`indexHosts`' `last`).
@@ -39,8 +44,8 @@ export interface HostIndex {
   entries: readonly SiteHost[];
   /** Sorted by key (then origin): the order assignment goes through hosts in. */
   all: readonly SiteHost[];
-  byKey: ReadonlyMap<string, SiteHost>;
-  byMac: ReadonlyMap<string, readonly SiteHost[]>;
+  byKey: Lookup<string, SiteHost>;
+  byMac: Lookup<string, readonly SiteHost[]>;
   ineligible: readonly SiteHost[];
 }
 
@@ -137,6 +142,23 @@ function buildIndex(hosts: readonly Host[]): HostIndex {
 }
 
 /**
+ * An index patched from another where every replaced host is the same for assignment (key,
+ * origin, MACs, capacity, eligibility and its reason): assignment over it places nodes exactly
+ * as over `from`, on the new host objects (`swap`: old host → new). See assign.ts.
+ */
+export interface NeutralPatch {
+  from: HostIndex;
+  swap: ReadonlyMap<Host, Host>;
+}
+
+const neutral = new WeakMap<HostIndex, NeutralPatch>();
+
+/** How `index` was patched from another, when assignment over it is the same. */
+export function neutralPatch(index: HostIndex): NeutralPatch | undefined {
+  return neutral.get(index);
+}
+
+/**
  * `last` with the entries at `changed` replaced, when each new host keeps the key, origin and
  * MACs of the one it replaces: its place in `all`, `byKey` and `byMac` is then the same.
  * Undefined when one does not.
@@ -147,11 +169,15 @@ function patchIndex(
   changed: readonly number[],
 ): HostIndex | undefined {
   const entries = [...last.entries];
-  const all = [...last.all];
-  const byKey = new Map(last.byKey);
-  const byMac = new Map(last.byMac);
+  const swap = new Map<SiteHost, SiteHost>();
+  const hostSwap = new Map<Host, Host>();
+  const keys = new Map<string, SiteHost>();
+  const macs = new Map<string, readonly SiteHost[]>();
   const classes = classCache.get(last);
-  let patched: HostClass[] | undefined = classes && classes.map((c) => ({ ...c }));
+  const classKeys = new Set<string>();
+  let sameClasses = classes !== undefined;
+  let sameIneligible = true;
+  let same = true;
   for (const i of changed) {
     const host = hosts[i] as Host;
     const before = last.entries[i] as SiteHost;
@@ -161,30 +187,77 @@ function patchIndex(
       return undefined;
     const entry: SiteHost = { host, key: d.key, cap: d.cap };
     entries[i] = entry;
-    all[all.indexOf(before)] = entry;
-    if (byKey.get(d.key) === before) byKey.set(d.key, entry);
+    swap.set(before, entry);
+    hostSwap.set(before.host, host);
+    if ((keys.get(d.key) ?? last.byKey.get(d.key)) === before) keys.set(d.key, entry);
     for (const mac of d.macs) {
-      const list = byMac.get(mac);
-      if (list) byMac.set(mac, replaced(list, before, entry));
+      const list = macs.get(mac) ?? last.byMac.get(mac);
+      if (list) macs.set(mac, replaced(list, before, entry));
     }
+    const eligible = host.eligible === before.host.eligible;
+    if (!eligible || !host.eligible || !before.host.eligible) sameIneligible = false;
     // Host classes follow when the host stays in its class (same capacity and eligibility).
-    if (patched && (d.capKey !== was.capKey || host.eligible !== before.host.eligible))
-      patched = undefined;
-    if (patched && host.eligible) {
-      const cls = patched.find((c) => capKey(c.cap) === d.capKey);
-      if (cls) cls.hosts = replaced(cls.hosts, before, entry);
-    }
+    if (d.capKey !== was.capKey || !eligible) sameClasses = false;
+    else if (host.eligible) classKeys.add(d.capKey);
+    if (
+      d.capKey !== was.capKey ||
+      !eligible ||
+      host.ineligibleReason !== before.host.ineligibleReason
+    )
+      same = false;
   }
+  const all = last.all.map((e) => swap.get(e) ?? e);
   const index: HostIndex = {
     hosts: [...hosts],
     entries,
     all,
-    byKey,
-    byMac,
-    ineligible: all.filter((e) => !e.host.eligible),
+    byKey: overlay(last.byKey, keys),
+    byMac: overlay(last.byMac, macs),
+    ineligible: sameIneligible
+      ? last.ineligible.map((e) => swap.get(e) ?? e)
+      : all.filter((e) => !e.host.eligible),
   };
-  if (patched) classCache.set(index, patched);
+  if (classes && sameClasses) {
+    classCache.set(
+      index,
+      classes.map((c) =>
+        classKeys.has(capKey(c.cap)) ? { ...c, hosts: c.hosts.map((e) => swap.get(e) ?? e) } : c,
+      ),
+    );
+  }
+  if (same) neutral.set(index, { from: last, swap: hostSwap });
   return index;
+}
+
+/**
+ * A lookup with a few entries replaced: the entries of `base` (itself a plain map, or such a
+ * lookup) and `changes`, without copying the whole map; made plain again once the replaced
+ * entries grow many.
+ */
+class Overlay<K, V> implements Lookup<K, V> {
+  constructor(
+    readonly base: ReadonlyMap<K, V>,
+    readonly over: ReadonlyMap<K, V>,
+  ) {}
+  get(key: K): V | undefined {
+    const v = this.over.get(key);
+    return v === undefined ? this.base.get(key) : v;
+  }
+}
+
+const FLATTEN_AT = 256;
+
+function overlay<K, V>(last: Lookup<K, V>, changes: ReadonlyMap<K, V>): Lookup<K, V> {
+  if (changes.size === 0) return last;
+  if (last instanceof Overlay) {
+    const over = new Map<K, V>(last.over as ReadonlyMap<K, V>);
+    for (const [k, v] of changes) over.set(k, v);
+    if (over.size < FLATTEN_AT) return new Overlay<K, V>(last.base as ReadonlyMap<K, V>, over);
+    const flat = new Map<K, V>(last.base as ReadonlyMap<K, V>);
+    for (const [k, v] of over) flat.set(k, v);
+    return flat;
+  }
+  return new Overlay(last as ReadonlyMap<K, V>, changes);
 }
 
 function replaced<T>(list: readonly T[], before: T, after: T): T[] {
