@@ -105,9 +105,26 @@ async function inventoryObjects(
   }
 }
 
+/**
+ * Each document's object, kept for as long as its parsed value lives: under `bpa serve` an
+ * unchanged file gives the same values (load/cache.ts), so the same objects, which lets
+ * hostsFromObjects see at a glance which hosts may have changed.
+ */
+const objectOf = new WeakMap<object, Metal3Object>();
+
 function toObject(d: InventoryDocument): Metal3Object {
+  const known = objectOf.get(d.value);
+  if (known && known.kind === d.kind && known.origin === d.ref.file) return known;
   const v = d.value as Omit<Metal3Object, 'kind' | 'origin'>;
-  return { kind: d.kind, metadata: v.metadata, spec: v.spec, status: v.status, origin: d.ref.file };
+  const o = {
+    kind: d.kind,
+    metadata: v.metadata,
+    spec: v.spec,
+    status: v.status,
+    origin: d.ref.file,
+  };
+  objectOf.set(d.value, o);
+  return o;
 }
 
 function under(file: string, dir: string): boolean {

@@ -97,15 +97,15 @@ export function resolveIp(
 }
 
 /**
- * Each host's last resolution, with the lease map and order it was made from. Under `bpa serve`
- * an unchanged host document gives the same host object (observe/inventory/hosts.ts) and
- * unchanged lease files the same map (observe/leases/lease-cache.ts), so a host's address is
- * not looked for again; a host and a map are never changed once made. A WeakMap: an entry
- * lives as long as its host.
+ * Resolutions by lease map, then by host. Under `bpa serve` an unchanged host document gives
+ * the same host object (observe/inventory/hosts.ts) and unchanged lease files the same map
+ * (observe/leases/lease-cache.ts), so a host's address is not looked for again; a host and a
+ * map are never changed once made. WeakMaps: a map's resolutions go with the map, and an
+ * entry lives no longer than its host.
  */
 const resolutions = new WeakMap<
-  Host,
-  { leases: ReadonlyMap<string, Lease>; order: readonly IpSource[]; result: IpResolution }
+  ReadonlyMap<string, Lease>,
+  WeakMap<Host, { order: readonly IpSource[]; result: IpResolution }>
 >();
 
 /**
@@ -117,16 +117,16 @@ export function resolveNodeIp(
   leases: ReadonlyMap<string, Lease>,
   order: readonly IpSource[] = DEFAULT_IP_ORDER,
 ): IpResolution {
-  const held = resolutions.get(host);
-  if (
-    held &&
-    held.leases === leases &&
-    held.order.length === order.length &&
-    held.order.every((s, i) => s === order[i])
-  )
+  let byHost = resolutions.get(leases);
+  if (!byHost) {
+    byHost = new WeakMap();
+    resolutions.set(leases, byHost);
+  }
+  const held = byHost.get(host);
+  if (held && held.order.length === order.length && held.order.every((s, i) => s === order[i]))
     return held.result;
   const result = resolve(host, leases, order);
-  resolutions.set(host, { leases, order: [...order], result });
+  byHost.set(host, { order: [...order], result });
   return result;
 }
 

@@ -73,7 +73,10 @@ describe('resolveNodeIp: kept per host, lease map and order', () => {
     assert.equal(resolveNodeIp(h, moved, ['inventory', 'lease']).resolved?.ip, '198.18.1.1');
     const copy = { ...h, nics: [{ mac, ips: ['198.18.1.2'] }] };
     assert.equal(resolveNodeIp(copy, new Map(), ['inventory']).resolved?.ip, '198.18.1.2');
-    assert.notEqual(resolveNodeIp(h, leases), a, 'the last resolution of h was for another map');
+    assert.equal(resolveNodeIp(h, leases), a, 'kept per map');
+    const inventoryFirst = resolveNodeIp(h, leases, ['inventory', 'lease']);
+    assert.equal(inventoryFirst.resolved?.ip, '198.18.1.1');
+    assert.notEqual(resolveNodeIp(h, leases), a, 'the order changed in between');
     assert.deepEqual(resolveNodeIp(h, leases), a);
   });
 });
