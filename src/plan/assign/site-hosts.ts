@@ -225,6 +225,9 @@ function patchIndex(
       ),
     );
   }
+  // Only the last step is ever asked about: `last` forgets its own, so the indexes of earlier
+  // reconciles are not kept alive through a chain of patches.
+  neutral.delete(last);
   if (same) neutral.set(index, { from: last, swap: hostSwap });
   return index;
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_LIMITS, SiteCache, loadSite, locateProblems } from '../../../src/load/index.js';
-import type { ClusterModel } from '../../../src/validate/model.js';
+import type { ClusterModel, InventoryDocument } from '../../../src/validate/model.js';
 import { DocumentCache, validateSite } from '../../../src/validate/index.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../sites/example', import.meta.url));
@@ -27,14 +27,22 @@ describe('cluster models: the same object while the cluster documents are the sa
   const files = new SiteCache();
   const documents = new DocumentCache();
   /** The models and located problems, warm (through the caches) and cold; they must agree. */
-  const validate = async (): Promise<{ clusters: ClusterModel[]; problems: string[] }> => {
+  const validate = async (): Promise<{
+    clusters: ClusterModel[];
+    problems: string[];
+    inventory: InventoryDocument[];
+  }> => {
     const run = async (warm: boolean) => {
       const loaded = await loadSite(site, DEFAULT_LIMITS, warm ? files : undefined);
       const r = validateSite(loaded, undefined, warm ? documents : undefined);
       const problems = locateProblems(loaded.files, r.problems).map(
         (p) => `${p.code} ${p.file}:${p.line}:${p.column} ${p.message}`,
       );
-      return { clusters: r.model?.clusters ?? [], problems };
+      return {
+        clusters: r.model?.clusters ?? [],
+        problems,
+        inventory: r.model?.inventory ?? [],
+      };
     };
     const warm = await run(true);
     const cold = await run(false);
@@ -75,5 +83,37 @@ describe('cluster models: the same object while the cluster documents are the sa
     const e = await validate();
     for (const m of e.clusters) assert.notEqual(byName(d.clusters, m.name), m, m.name);
     assert.equal(byName(e.clusters, 'cluster-east')?.day2?.windows[0]?.start, '21:00');
+  });
+
+  it('the inventory: kept for unchanged hosts, rebuilt with its checks when a MAC changes', async () => {
+    await cp(EXAMPLE, site, { recursive: true });
+    const a = await validate();
+    const node2 = (v: { inventory: InventoryDocument[] }): InventoryDocument | undefined =>
+      v.inventory.find((d) => d.kind === 'BareMetalHost' && d.name === 'node-02');
+    // A label on node-02 (the whole file is parsed again: every host a new document).
+    await edit(
+      'inventory/hosts.yaml',
+      '    bpa.akraino.org/sriov: "true"\nspec:\n  online: true\n  bootMACAddress: "52:54:00:10:00:02"',
+      '    bpa.akraino.org/sriov: "true"\n    rack: r2\nspec:\n  online: true\n  bootMACAddress: "52:54:00:10:00:02"',
+    );
+    const b = await validate();
+    assert.equal(b.inventory.length, a.inventory.length, b.problems.join('\n'));
+    assert.notEqual(node2(b), node2(a));
+    assert.deepEqual(node2(b)?.value['metadata'], {
+      ...(node2(a)?.value['metadata'] as object),
+      labels: { site: 'edge-lab-1', 'bpa.akraino.org/sriov': 'true', rack: 'r2' },
+    });
+    assert.deepEqual(b.problems, a.problems);
+    // A MAC of another host: a clash, found warm as cold (validate compares them).
+    await edit('inventory/hosts.yaml', 'mac: "52:54:00:10:00:02"', 'mac: "52:54:00:10:00:01"');
+    const c = await validate();
+    assert.ok(
+      c.problems.some((p) => p.startsWith('DUPLICATE_HOST_MAC')),
+      c.problems.join('\n'),
+    );
+    await cp(EXAMPLE, site, { recursive: true });
+    const d = await validate();
+    assert.deepEqual(d.problems, a.problems);
+    assert.ok(node2(d));
   });
 });
