@@ -65,6 +65,18 @@ describe('host index: kept between plans while the hosts are the same objects', 
     }
   });
 
+  it('an index forgets how it was patched once patched again (no chain of old indexes kept)', () => {
+    const first = indexHosts(hosts);
+    const second = indexHosts(replace(hosts, 5, { labels: { rack: 'r2' } }), first);
+    assert.equal(neutralPatch(second)?.from, first);
+    const third = indexHosts(
+      replace(second.hosts as Host[], 6, { labels: { rack: 'r3' } }),
+      second,
+    );
+    assert.equal(neutralPatch(third)?.from, second);
+    assert.equal(neutralPatch(second), undefined);
+  });
+
   it('a new MAC, another key, another number of hosts: built again', () => {
     const first = indexHosts(hosts);
     for (const next of [
