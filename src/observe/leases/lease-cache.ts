@@ -42,8 +42,10 @@ export class LeaseCache {
     parse: () => ParsedLeases,
   ): ParsedLeases {
     const held = this.parsed.get(key);
-    if (held && now >= held.now && now < held.until && sameSources(held.sources, sources))
-      return held.result;
+    if (held && now >= held.now && now < held.until && sameSources(held.sources, sources)) {
+      // The same leases; the problems as copies, each reconcile's own.
+      return { leases: held.result.leases, problems: held.result.problems.map((p) => ({ ...p })) };
+    }
     const result = parse();
     this.parses++;
     let until = Infinity;
