@@ -13,13 +13,11 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { OPTIONS, resolveConfig, type OptionName } from '../src/config/options.js';
-import { SiteCache } from '../src/load/index.js';
-import { createRun, type WarmCache } from '../src/reconcile/context.js';
+import { createRun, warmCache } from '../src/reconcile/context.js';
 import { STEPS, runSteps } from '../src/reconcile/steps.js';
 import { GitSource } from '../src/source/git-source.js';
 import type { SiteSource } from '../src/source/site-source.js';
 import { silentLogger } from '../src/util/log.js';
-import { DocumentCache } from '../src/validate/index.js';
 import type { GitServer } from '../test/fakes/git-server.js';
 import { readTree } from '../test/fakes/tree.js';
 import { generateSite, type SiteShape } from './gen-site.js';
@@ -69,7 +67,7 @@ export async function benchWarm(
     previousReports: (dir) => git2.previousReports(dir),
     publish: (dir, files, message) => git2.publish(dir, files, message),
   };
-  const cache: WarmCache = { files: new SiteCache(), documents: new DocumentCache() };
+  const cache = warmCache();
   const names = Object.keys(OPTIONS) as OptionName[];
   const flags = { stateDir, leases: [gen.leaseFile] };
   /** One reconcile up to the plan: ms from the fetched revision to the plan. */

@@ -6,6 +6,7 @@ import type { Problem } from '../util/problem.js';
 import { validateInventory } from '../validate/index.js';
 import type { InventoryDocument, SiteModel } from '../validate/model.js';
 import { hostsFromObjects, type Metal3Object } from './inventory/hosts.js';
+import type { LeaseCache } from './leases/lease-cache.js';
 import { readLeaseFiles } from './leases/read-lease-files.js';
 import type { Host, Lease } from './types.js';
 
@@ -21,6 +22,8 @@ export interface ObserveOptions {
   leaseRoot?: string;
   now: number;
   stateDir: string;
+  /** Lease files as last parsed (`bpa serve`): an unchanged file is not parsed again. */
+  leaseCache?: LeaseCache;
 }
 
 export interface Observations {
@@ -38,7 +41,10 @@ export async function observe(model: SiteModel, opts: ObserveOptions): Promise<O
   const problems: Problem[] = [];
   const [objects, leaseResult, applied] = await Promise.all([
     inventoryObjects(model, opts.inventory, problems),
-    readLeaseFiles(opts.leaseFiles, opts.now, { confineTo: opts.leaseRoot }),
+    readLeaseFiles(opts.leaseFiles, opts.now, {
+      confineTo: opts.leaseRoot,
+      cache: opts.leaseCache,
+    }),
     new StateStore(opts.stateDir).readApplied(),
   ]);
   problems.push(...leaseResult.problems);
@@ -99,9 +105,26 @@ async function inventoryObjects(
   }
 }
 
+/**
+ * Each document's object, kept for as long as its parsed value lives: under `bpa serve` an
+ * unchanged file gives the same values (load/cache.ts), so the same objects, which lets
+ * hostsFromObjects see at a glance which hosts may have changed.
+ */
+const objectOf = new WeakMap<object, Metal3Object>();
+
 function toObject(d: InventoryDocument): Metal3Object {
+  const known = objectOf.get(d.value);
+  if (known && known.kind === d.kind && known.origin === d.ref.file) return known;
   const v = d.value as Omit<Metal3Object, 'kind' | 'origin'>;
-  return { kind: d.kind, metadata: v.metadata, spec: v.spec, status: v.status, origin: d.ref.file };
+  const o = {
+    kind: d.kind,
+    metadata: v.metadata,
+    spec: v.spec,
+    status: v.status,
+    origin: d.ref.file,
+  };
+  objectOf.set(d.value, o);
+  return o;
 }
 
 function under(file: string, dir: string): boolean {

@@ -33,8 +33,10 @@ import {
   hostClasses,
   hostKey,
   indexHosts,
+  neutralPatch,
+  siteHosts,
 } from './assign/site-hosts.js';
-import type { HostClass, SiteHost, SiteHosts } from './assign/site-hosts.js';
+import type { HostClass, HostIndex, SiteHost, SiteHosts } from './assign/site-hosts.js';
 
 export { hostKey };
 
@@ -64,6 +66,10 @@ export interface Unplaced {
 export interface Assignment {
   placements: Placement[];
   unplaced: Unplaced[];
+  /** What it was made from, for the next assignment to start from (`last`). */
+  index: HostIndex;
+  clusters: readonly ClusterModel[];
+  prior: readonly PriorAssignment[];
 }
 
 interface Slot {
@@ -77,13 +83,32 @@ interface Slot {
   message?: string;
 }
 
+/**
+ * With `last` (the previous assignment of a long-running process): the same clusters (model
+ * objects), prior placements and hosts give the same assignment; hosts that changed only in
+ * what assignment does not look at (a label, say: assign/site-hosts.ts `neutralPatch`) give
+ * the same placements on the new host objects. Otherwise it is made again.
+ */
 export function assignHosts(
   clusters: readonly ClusterModel[],
   hosts: readonly Host[],
   prior: readonly PriorAssignment[],
+  last?: Assignment,
 ): Assignment {
+  const index = indexHosts(hosts, last?.index);
+  if (last && sameModels(clusters, last.clusters) && samePrior(prior, last.prior)) {
+    if (index === last.index) return last;
+    const patch = neutralPatch(index);
+    if (patch?.from === last.index) {
+      const placements = last.placements.map((p) => {
+        const host = patch.swap.get(p.host);
+        return host ? { ...p, host } : p;
+      });
+      return { placements, unplaced: last.unplaced, index, clusters, prior };
+    }
+  }
   const slots = orderSlots(clusters);
-  const site = indexHosts(hosts);
+  const site = siteHosts(index);
   keepPrior(slots, site, prior);
   placeByMac(slots, site);
   placeByResources(slots, site);
@@ -103,7 +128,21 @@ export function assignHosts(
       unplaced.push({ cluster: s.cluster, node: s.node.name, message: s.message ?? '' });
     }
   }
-  return { placements, unplaced };
+  return { placements, unplaced, index, clusters, prior };
+}
+
+function sameModels(a: readonly ClusterModel[], b: readonly ClusterModel[]): boolean {
+  return a.length === b.length && a.every((c, i) => c === b[i]);
+}
+
+function samePrior(a: readonly PriorAssignment[], b: readonly PriorAssignment[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((p, i) => {
+      const q = b[i] as PriorAssignment;
+      return p.cluster === q.cluster && p.node === q.node && p.host === q.host;
+    })
+  );
 }
 
 function orderSlots(clusters: readonly ClusterModel[]): Slot[] {
@@ -121,10 +160,16 @@ function orderSlots(clusters: readonly ClusterModel[]): Slot[] {
   return slots;
 }
 
-function place(slot: Slot, entry: SiteHost, sticky: boolean, reason: string): void {
+function place(
+  site: SiteHosts,
+  slot: Slot,
+  entry: SiteHost,
+  sticky: boolean,
+  reason: string,
+): void {
   const why = !sticky && slot.movedFrom ? `moved from ${slot.movedFrom}; ${reason}` : reason;
   slot.placed = { entry, sticky, reason: why };
-  entry.taker = { cluster: slot.cluster, node: slot.node.name, sticky };
+  site.takers.set(entry, { cluster: slot.cluster, node: slot.node.name, sticky });
 }
 
 function fail(slot: Slot, text: string): void {
@@ -132,8 +177,8 @@ function fail(slot: Slot, text: string): void {
   slot.message = `${slot.node.name}: ${moved}${text}`;
 }
 
-function takerText(entry: SiteHost): string {
-  const t = entry.taker;
+function takerText(site: SiteHosts, entry: SiteHost): string {
+  const t = site.takers.get(entry);
   if (!t) return '';
   return `${t.cluster}/${t.node}${t.sticky ? ' (kept from applied state)' : ''}`;
 }
@@ -156,8 +201,8 @@ function keepPrior(slots: Slot[], site: SiteHosts, prior: readonly PriorAssignme
     else if (slot.mac && !hasMac(entry, slot.mac)) why = `it does not have mac ${slot.mac}`;
     else if (!fits(slot.need, entry.cap))
       why = describeShortfalls(shortfalls(slot.need, entry.cap));
-    else if (entry.taker) why = `also recorded for ${takerText(entry)}`;
-    if (why === undefined && entry) place(slot, entry, true, 'kept from applied state');
+    else if (site.takers.has(entry)) why = `also recorded for ${takerText(site, entry)}`;
+    if (why === undefined && entry) place(site, slot, entry, true, 'kept from applied state');
     else slot.movedFrom = `${key} (${why})`;
   }
 }
@@ -182,8 +227,8 @@ function placeByMac(slots: Slot[], site: SiteHosts): void {
     if (!entry.host.eligible)
       fail(slot, `${host} is not eligible: ${entry.host.ineligibleReason ?? 'unknown reason'}`);
     else if (miss.length > 0) fail(slot, `${host} ${describeShortfalls(miss)}`);
-    else if (entry.taker) fail(slot, `${host} is taken by ${takerText(entry)}`);
-    else place(slot, entry, false, `mac ${mac}`);
+    else if (site.takers.has(entry)) fail(slot, `${host} is taken by ${takerText(site, entry)}`);
+    else place(site, slot, entry, false, `mac ${mac}`);
   }
 }
 
@@ -191,8 +236,8 @@ function placeByMac(slots: Slot[], site: SiteHosts): void {
 function placeByResources(slots: Slot[], site: SiteHosts): void {
   const pending = slots.filter((s) => !s.placed && !s.mac);
   if (pending.length === 0) return;
-  const classes = hostClasses(site);
-  const free = classes.map((c) => c.hosts.filter((e) => !e.taker));
+  const classes = hostClasses(site.index);
+  const free = classes.map((c) => c.hosts.filter((e) => !site.takers.has(e)));
 
   // Nodes with equal requirements form one class; classes keep the order of their first node.
   const needIndex = new Map<string, number>();
@@ -239,7 +284,7 @@ function placeByResources(slots: Slot[], site: SiteHosts): void {
           reason = describeFit(slot.need, cls.cap);
           reasons.set(slot.need.memText, reason);
         }
-        place(slot, entry, false, reason);
+        place(site, slot, entry, false, reason);
       }
     }
   });
@@ -251,7 +296,7 @@ function placeByResources(slots: Slot[], site: SiteHosts): void {
     const i = needIndex.get(needKeyOf(s.need)) as number;
     let text = competition.get(i);
     if (text === undefined) {
-      text = describeCompetition(s.need, classes);
+      text = describeCompetition(s.need, classes, site.takers);
       competition.set(i, text);
     }
     const need = describeNeed(s.need) || 'any eligible host';

@@ -69,33 +69,57 @@ export function planHash(
   clusters: readonly ClusterPlan[],
   settings: ExecutionSettings | undefined,
 ): string {
-  return sha256Hex(
-    canonicalJson({
-      // Keys in sorted order, so canonicalJson has nothing to copy.
-      clusters: clusters.map((c) => ({
-        actions: c.actions.map((a) => ({
-          kind: a.kind,
-          nodes: a.nodes,
-          packages: a.packages,
-          plugins: a.plugins,
-        })),
-        cluster: c.cluster,
-        desired: c.desired,
-        etcd: c.etcd,
-        flavour: c.flavour,
-        hostsIni: c.hostsIni,
-        nodes: c.nodes.map((n) => ({
-          change: n.change,
-          host: n.host,
-          ip: n.ip,
-          mac: n.mac,
-          name: n.name,
-          roles: n.roles,
-        })),
-        podSubnet: c.podSubnet,
-        rollout: c.rollout,
-      })),
-      settings,
-    }),
-  );
+  return hashOfEntries(clusters.map(clusterHashText), settings);
+}
+
+/**
+ * One cluster's entry in the plan hash, as canonical JSON: the hash is that of
+ * `{"clusters":[entry,…],"settings":…}`, so an unchanged cluster's entry can be kept.
+ */
+export function clusterHashText(c: ClusterPlan): string {
+  return canonicalJson({
+    // Keys in sorted order, so canonicalJson has nothing to copy.
+    actions: c.actions.map((a) => ({
+      kind: a.kind,
+      nodes: a.nodes,
+      packages: a.packages,
+      plugins: a.plugins,
+    })),
+    cluster: c.cluster,
+    desired: c.desired,
+    etcd: c.etcd,
+    flavour: c.flavour,
+    hostsIni: c.hostsIni,
+    nodes: c.nodes.map((n) => ({
+      change: n.change,
+      host: n.host,
+      ip: n.ip,
+      mac: n.mac,
+      name: n.name,
+      roles: n.roles,
+    })),
+    podSubnet: c.podSubnet,
+    rollout: c.rollout,
+  });
+}
+
+/**
+ * The plan hash from the clusters' entries (clusterHashText): the SHA-256 of
+ * `canonicalJson({ clusters, settings })`, fed piece by piece, written as JSON.stringify
+ * writes it (no spaces; no settings key when there are none).
+ */
+export function hashOfEntries(
+  entries: readonly string[],
+  settings: ExecutionSettings | undefined,
+): string {
+  const hash = createHash('sha256');
+  hash.update('{"clusters":[');
+  for (let i = 0; i < entries.length; i++) {
+    if (i > 0) hash.update(',');
+    hash.update(entries[i] as string);
+  }
+  hash.update(']');
+  if (settings !== undefined) hash.update(`,"settings":${canonicalJson(settings)}`);
+  hash.update('}');
+  return hash.digest('hex');
 }

@@ -1,4 +1,9 @@
-import { resolveNodeIp, type IpSource, type SkippedAddress } from '../observe/inventory/ip.js';
+import {
+  resolveNodeIp,
+  type IpResolution,
+  type IpSource,
+  type SkippedAddress,
+} from '../observe/inventory/ip.js';
 import { hostMacs, type Host, type Lease } from '../observe/types.js';
 import type { NodeFacts } from '../observe/facts.js';
 import type { AppliedCluster, AppliedState } from '../state/applied.js';
@@ -6,7 +11,8 @@ import { error, type Problem } from '../util/problem.js';
 import type { ClusterModel, NodeSpec, SiteModel } from '../validate/model.js';
 import { assignHosts, hostKey, type Placement, type PriorAssignment } from './assign.js';
 import type { ExecutionSettings } from '../config/execution.js';
-import { planHash } from './hash.js';
+import { canonicalJson, clusterHashText, hashOfEntries } from './hash.js';
+import { PlanCache, sameInputs, type ClusterEntry } from './plan-cache.js';
 import { chooseEtcd, renderHostsIni, type Flavour } from './hosts-ini.js';
 import {
   ACTION_ORDER,
@@ -27,6 +33,7 @@ import { gateWaves } from './waves.js';
 import type { Suspensions } from '../state/suspensions.js';
 
 export * from './types.js';
+export { PlanCache };
 
 export interface PlanInput {
   model: SiteModel;
@@ -50,25 +57,31 @@ export interface PlanInput {
   ignoreWindows?: boolean;
   /** Clusters suspended through serve's API (`*`: all). */
   suspended?: Readonly<Suspensions>;
+  /** What the last plan of this process derived (`bpa serve`): reused where inputs are the same. */
+  cache?: PlanCache;
 }
 
 /**
  * The plan: desired state (site + placements) against the applied state, per cluster, as
- * ordered actions with reasons. Pure and deterministic.
+ * ordered actions with reasons. Pure and deterministic. With `input.cache` (`bpa serve`), a
+ * cluster whose inputs are the same objects as in the last plan gets that plan again (gated
+ * anew: the clock, suspensions and waves are looked at every time), and its hash entry.
  */
 export function planSite(input: PlanInput): Plan {
-  const { model, applied } = input;
+  const { model, applied, cache } = input;
   const prior: PriorAssignment[] = [];
   for (const a of applied.clusters.values()) {
     for (const n of a.nodes) prior.push({ cluster: a.cluster, node: n.name, host: n.host });
   }
-  const assignment = assignHosts(model.clusters, input.hosts, prior);
+  const assignment = assignHosts(model.clusters, input.hosts, prior, cache?.assignment);
   const problems: Problem[] = [];
   const placed = new Map<string, Placement>();
   for (const p of assignment.placements) placed.set(`${p.cluster}/${p.node}`, p);
+  const byName = new Map<string, ClusterModel>();
+  for (const c of model.clusters) if (!byName.has(c.name)) byName.set(c.name, c);
   const blocked = new Set<string>();
   for (const u of assignment.unplaced) {
-    const cluster = model.clusters.find((c) => c.name === u.cluster);
+    const cluster = byName.get(u.cluster);
     const node = cluster?.nodes.find((n) => n.name === u.node);
     blocked.add(u.cluster);
     problems.push(
@@ -76,57 +89,63 @@ export function planSite(input: PlanInput): Plan {
     );
   }
 
+  // What every cluster's plan depends on beyond its own inputs, as text to compare.
+  const shared = cache ? sharedInputs(input) : undefined;
+  const entries = new Map<string, ClusterEntry>();
+  const entryOf = new Map<ClusterPlan, ClusterEntry>();
+  let reused = 0;
   const clusters: ClusterPlan[] = [];
   for (const cluster of model.clusters) {
-    const nodes: PlannedNode[] = [];
-    const passedOver: string[] = [];
-    for (const spec of cluster.nodes) {
-      const p = placed.get(`${cluster.name}/${spec.name}`);
-      if (!p) continue;
-      const { resolved: ip, skipped } = resolveNodeIp(p.host, input.leases, input.ipOrder);
-      if (!ip) {
-        blocked.add(cluster.name);
-        const macs = hostMacs(p.host);
-        problems.push(
-          error(
-            'NO_IP',
-            `cluster ${cluster.name}: node ${spec.name} is placed on host ${hostKey(p.host)}, but no active lease or inventory address is known for its MACs (${macs.length ? macs.join(', ') : 'none known'})${skipped.length ? `; not usable: ${describeSkipped(skipped)}` : ''}`,
-            nodeWhere(cluster, spec),
-          ),
-        );
+    const placements = cluster.nodes.map((spec) => placed.get(`${cluster.name}/${spec.name}`));
+    const resolutions = placements.map((p) =>
+      p ? resolveNodeIp(p.host, input.leases, input.ipOrder) : undefined,
+    );
+    let inputs: unknown[] | undefined;
+    if (cache && shared) {
+      const a = applied.clusters.get(cluster.name);
+      inputs = [
+        cluster,
+        blocked.has(cluster.name),
+        a === undefined ? undefined : JSON.stringify(a),
+        shared.facts.get(cluster.name),
+        ...shared.values,
+      ];
+      for (let i = 0; i < placements.length; i++)
+        inputs.push(placements[i]?.host, placements[i]?.reason, resolutions[i]);
+      const held = cache.clusters.get(cluster.name);
+      if (held && sameInputs(held.inputs, inputs)) {
+        for (const p of held.problems) problems.push({ ...p });
+        const copy = { ...held.plan };
+        entries.set(cluster.name, held);
+        entryOf.set(copy, held);
+        clusters.push(copy);
+        reused++;
         continue;
       }
-      if (skipped.length)
-        passedOver.push(`node ${spec.name} uses ${ip.ip}; passed over ${describeSkipped(skipped)}`);
-      nodes.push({
-        name: spec.name,
-        roles: [...spec.roles],
-        host: hostKey(p.host),
-        mac: ip.mac,
-        ip: ip.ip,
-        ipSource: ip.source === 'lease' ? `lease ${ip.origin}` : 'inventory',
-        change: 'keep',
-        placement: p.reason,
-      });
     }
-    const plan = diffCluster(
-      cluster,
-      nodes,
-      applied.clusters.get(cluster.name),
-      input,
-      blocked.has(cluster.name),
-      problems,
-    );
-    plan.notes.push(...passedOver);
-    clusters.push(plan);
+    const own: Problem[] = [];
+    const plan = planCluster(cluster, placements, resolutions, input, blocked, own);
+    problems.push(...own);
+    if (inputs && cache) {
+      const entry: ClusterEntry = { inputs, plan, problems: own.map((p) => ({ ...p })) };
+      const copy = { ...plan };
+      entries.set(cluster.name, entry);
+      entryOf.set(copy, entry);
+      clusters.push(copy);
+    } else clusters.push(plan);
+  }
+  if (cache) {
+    cache.assignment = assignment;
+    cache.clusters = entries;
+    cache.reused = reused;
   }
   for (const [name, a] of applied.clusters) {
-    if (model.clusters.some((c) => c.name === name)) continue;
+    if (byName.has(name)) continue;
     clusters.push(removedCluster(a, input));
   }
   clusters.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
   for (const c of clusters) {
-    const day2 = model.clusters.find((m) => m.name === c.cluster)?.day2 ?? model.day2;
+    const day2 = byName.get(c.cluster)?.day2 ?? model.day2;
     gateCluster(c, day2, input);
     // A cluster the installer has not finished has no Kubernetes to drain through yet.
     if (day2?.rollout && !c.actions.some((a) => a.kind === 'provision-cluster'))
@@ -137,8 +156,92 @@ export function planSite(input: PlanInput): Plan {
     clusters,
     problems,
     ...(input.settings ? { settings: input.settings } : {}),
-    hash: planHash(clusters, input.settings),
+    hash: hashOfEntries(
+      clusters.map((c) => hashText(c, entryOf.get(c))),
+      input.settings,
+    ),
   };
+}
+
+/** A cluster's hash entry, kept with its cache entry for the rollout it was made with. */
+function hashText(c: ClusterPlan, entry: ClusterEntry | undefined): string {
+  if (!entry) return clusterHashText(c);
+  const rollout = c.rollout === undefined ? '' : canonicalJson(c.rollout);
+  if (entry.hashed?.rollout !== rollout) entry.hashed = { rollout, text: clusterHashText(c) };
+  return entry.hashed.text;
+}
+
+/**
+ * The inputs of every cluster's plan that are not its own: the settings, flavour and pruning,
+ * and each cluster's node facts (`cluster/node` keys) as JSON.
+ */
+function sharedInputs(input: PlanInput): { values: unknown[]; facts: Map<string, string> } {
+  const facts = new Map<string, string>();
+  for (const [key, f] of input.facts ?? []) {
+    const cluster = key.slice(0, key.indexOf('/'));
+    facts.set(cluster, `${facts.get(cluster) ?? ''}${JSON.stringify([key, f])}`);
+  }
+  return {
+    values: [
+      input.settings === undefined ? undefined : JSON.stringify(input.settings),
+      input.flavour,
+      input.prune,
+    ],
+    facts,
+  };
+}
+
+/** One cluster's plan before gating: its nodes with their addresses, and the diff. */
+function planCluster(
+  cluster: ClusterModel,
+  placements: ReadonlyArray<Placement | undefined>,
+  resolutions: ReadonlyArray<IpResolution | undefined>,
+  input: PlanInput,
+  blocked: Set<string>,
+  problems: Problem[],
+): ClusterPlan {
+  const nodes: PlannedNode[] = [];
+  const passedOver: string[] = [];
+  cluster.nodes.forEach((spec, i) => {
+    const p = placements[i];
+    const resolution = resolutions[i];
+    if (!p || !resolution) return;
+    const { resolved: ip, skipped } = resolution;
+    if (!ip) {
+      blocked.add(cluster.name);
+      const macs = hostMacs(p.host);
+      problems.push(
+        error(
+          'NO_IP',
+          `cluster ${cluster.name}: node ${spec.name} is placed on host ${hostKey(p.host)}, but no active lease or inventory address is known for its MACs (${macs.length ? macs.join(', ') : 'none known'})${skipped.length ? `; not usable: ${describeSkipped(skipped)}` : ''}`,
+          nodeWhere(cluster, spec),
+        ),
+      );
+      return;
+    }
+    if (skipped.length)
+      passedOver.push(`node ${spec.name} uses ${ip.ip}; passed over ${describeSkipped(skipped)}`);
+    nodes.push({
+      name: spec.name,
+      roles: [...spec.roles],
+      host: hostKey(p.host),
+      mac: ip.mac,
+      ip: ip.ip,
+      ipSource: ip.source === 'lease' ? `lease ${ip.origin}` : 'inventory',
+      change: 'keep',
+      placement: p.reason,
+    });
+  });
+  const plan = diffCluster(
+    cluster,
+    nodes,
+    input.applied.clusters.get(cluster.name),
+    input,
+    blocked.has(cluster.name),
+    problems,
+  );
+  plan.notes.push(...passedOver);
+  return plan;
 }
 
 /** "fe80::1%enp1s0 (inventory: link-local with a zone: …), 127.0.0.1 (lease: loopback)" */

@@ -1,7 +1,7 @@
 import type { ApplyResult } from '../apply/engine.js';
 import type { ApplyPorts } from '../apply/ports.js';
 import type { Config, ConfigFor } from '../config/options.js';
-import type { LoadedSite, SiteCache } from '../load/index.js';
+import { SiteCache, type LoadedSite } from '../load/index.js';
 import type { FactsMap } from '../observe/facts.js';
 import type { Observations } from '../observe/index.js';
 import type { Plan } from '../plan/index.js';
@@ -12,7 +12,9 @@ import type { StateLock } from '../state/lock.js';
 import type { Suspensions } from '../state/suspensions.js';
 import type { Logger } from '../util/log.js';
 import type { Problem } from '../util/problem.js';
-import type { DocumentCache } from '../validate/document-cache.js';
+import { DocumentCache } from '../validate/document-cache.js';
+import { LeaseCache } from '../observe/leases/lease-cache.js';
+import { PlanCache } from '../plan/plan-cache.js';
 import type { SiteModel } from '../validate/model.js';
 import type { ApprovalBlock } from './approval.js';
 import type { SourceState } from './source-state.js';
@@ -61,6 +63,20 @@ export interface RunOptions {
 export interface WarmCache {
   files: SiteCache;
   documents: DocumentCache;
+  /** Lease files as last parsed. */
+  leases?: LeaseCache;
+  /** The last plan's host index and clusters. */
+  plan?: PlanCache;
+}
+
+/** An empty cache for a process that reconciles the same site again and again. */
+export function warmCache(): Required<WarmCache> {
+  return {
+    files: new SiteCache(),
+    documents: new DocumentCache(),
+    leases: new LeaseCache(),
+    plan: new PlanCache(),
+  };
 }
 
 /**

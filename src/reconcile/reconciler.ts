@@ -8,9 +8,7 @@ import type { Logger } from '../util/log.js';
 import { pluralize } from '../util/pluralize.js';
 import { redact } from '../util/redact.js';
 import { hasErrors } from '../util/problem.js';
-import { SiteCache } from '../load/cache.js';
-import { DocumentCache } from '../validate/document-cache.js';
-import { createRun, type RunContext, type WarmCache } from './context.js';
+import { createRun, warmCache, type RunContext, type WarmCache } from './context.js';
 import { windowStatus } from '../plan/windows.js';
 import { runSteps } from './steps.js';
 import type { ClusterSummary, ReconcileSummary, Trigger } from './summary.js';
@@ -40,7 +38,7 @@ export class Reconciler {
   private last: ReconcileSummary | undefined;
   private lastStatus: Map<string, string> | undefined;
   /** The site as last read, parsed and checked: a commit re-reads only what it changed. */
-  private readonly cache: WarmCache = { files: new SiteCache(), documents: new DocumentCache() };
+  private readonly cache: WarmCache = warmCache();
 
   constructor(private readonly opts: ReconcilerOptions) {}
 

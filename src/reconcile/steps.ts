@@ -182,10 +182,10 @@ async function observe(ctx: RunContext): Promise<void> {
     const reports = await ctx.site.source.previousReports(ctx.siteDir as string);
     await rebuildState(new StateStore(cfg.stateDir), reports, model, ctx.log);
   }
-  const observations = await observeSite(
-    model,
-    observeOptions(cfg, model.site?.spec, root, ctx.env, ctx.now()),
-  );
+  const observations = await observeSite(model, {
+    ...observeOptions(cfg, model.site?.spec, root, ctx.env, ctx.now()),
+    leaseCache: ctx.cache?.leases,
+  });
   ctx.observations = observations;
   ctx.problems = sortProblems([...ctx.problems, ...observations.problems]);
   const targets = facts.factsTargets(model, observations.applied);
@@ -227,6 +227,8 @@ async function plan(ctx: RunContext): Promise<void> {
     now: ctx.now(),
     ignoreWindows: cfg.ignoreWindows === true,
     suspended: ctx.suspended,
+    // Only for a plan of the world observed here: one from status/ is another world.
+    ...(ctx.cache?.plan && !ctx.fromStatus ? { cache: ctx.cache.plan } : {}),
   });
   // Placement problems point into the site's files: give them lines too.
   const located = locateProblems(

@@ -74,6 +74,13 @@ export function buildInventory(
   reader: Reader,
 ): InventoryDocument[] {
   const metal3 = docs.filter((d) => d.kind === 'BareMetalHost' || d.kind === 'HardwareData');
+  if (reader === 'site') {
+    const patched = lastSite && patchSiteInventory(metal3, lastSite);
+    if (patched) {
+      for (const p of patched.problems) problems.push({ ...p });
+      return [...patched.out];
+    }
+  }
   const kept = reader === 'inventory' ? firstOfEachName(metal3, problems) : metal3;
   const hardwareData = new Map<string, KindedDocument>();
   for (const d of kept) {
@@ -81,36 +88,97 @@ export function buildInventory(
       hardwareData.set(keyOf(d), d);
   }
   const out: InventoryDocument[] = [];
+  const own: Problem[] = [];
+  /** Per document of `kept`: its identity MACs when it is a valid host; whether it had a problem. */
+  const macsAt: Array<string[] | undefined> = [];
+  const troubled = new Set<number>();
   const macOwner = new Map<string, string>();
-  for (const d of kept) {
+  kept.forEach((d, i) => {
+    const before = own.length;
+    out.push(...hostEntry(d, i));
+    if (own.length > before) troubled.add(i);
+  });
+  function hostEntry(d: KindedDocument, i: number): InventoryDocument[] {
+    macsAt.push(undefined);
     if (d.kind === 'HardwareData') {
-      if (d.valid) checkHardwareData(d, problems);
-      out.push(inventoryDocument(d));
-      continue;
+      if (d.valid) checkHardwareData(d, own);
+      return [inventoryDocument(d)];
     }
-    if (!d.valid) {
-      out.push(inventoryDocument(d));
-      continue;
-    }
+    if (!d.valid) return [inventoryDocument(d)];
     const host = keyOf(d);
     const hwDoc = hardwareData.get(host);
     const macs = identityMacs(d, hwDoc);
+    macsAt[i] = macs.map((m) => m.mac);
     const clashes = macs.filter((m) => macOwner.has(m.mac));
     for (const c of clashes) {
       const message = `MAC ${c.mac} of BareMetalHost "${host}" is also a MAC of BareMetalHost "${macOwner.get(c.mac) ?? ''}"`;
       const where = { file: c.doc.file, doc: c.doc.doc, pointer: (c.doc.base ?? '') + c.ptr() };
-      problems.push(
+      own.push(
         reader === 'site'
           ? error('DUPLICATE_HOST_MAC', message, where)
           : leftOut(error('DUPLICATE_HOST_MAC', message, where), describe(d)),
       );
     }
-    if (reader === 'inventory' && clashes.length) continue;
+    if (reader === 'inventory' && clashes.length) return [];
     for (const m of macs) if (!macOwner.has(m.mac)) macOwner.set(m.mac, host);
-    if (macs.length === 0 && !hasHardware(hardwareOf(d, hwDoc))) noHostData(d, problems);
-    out.push(inventoryDocument(d));
+    if (macs.length === 0 && !hasHardware(hardwareOf(d, hwDoc))) noHostData(d, own);
+    return [inventoryDocument(d)];
   }
-  return out;
+  problems.push(...own);
+  if (reader === 'site') {
+    lastSite = {
+      docs: metal3,
+      out,
+      problems: own.map((p) => ({ ...p })),
+      macsAt,
+      troubled,
+      hardwareData,
+    };
+  }
+  return [...out];
+}
+
+/**
+ * The site's inventory as last built (`bpa serve` builds it at every reconcile), with what
+ * is needed to tell whether a new list of documents gives the same result.
+ */
+let lastSite:
+  | {
+      docs: readonly KindedDocument[];
+      out: readonly InventoryDocument[];
+      /** Its problems as found, before positions are added to them. */
+      problems: readonly Problem[];
+      macsAt: ReadonlyArray<string[] | undefined>;
+      troubled: ReadonlySet<number>;
+      hardwareData: ReadonlyMap<string, KindedDocument>;
+    }
+  | undefined;
+
+/**
+ * The last site inventory with a few hosts' documents replaced, when that is all that changed:
+ * each new document a valid BareMetalHost in the place of one of the same name and the same
+ * identity MACs (some), whose predecessor had no problem. The MAC owners, every clash and
+ * every other problem are then what they were; only the entries of those hosts are new.
+ */
+function patchSiteInventory(
+  docs: readonly KindedDocument[],
+  last: NonNullable<typeof lastSite>,
+): { out: InventoryDocument[]; problems: readonly Problem[] } | undefined {
+  if (docs.length !== last.docs.length) return undefined;
+  let out: InventoryDocument[] | undefined;
+  for (let i = 0; i < docs.length; i++) {
+    const d = docs[i] as KindedDocument;
+    const was = last.docs[i] as KindedDocument;
+    if (d === was) continue;
+    const macs = last.macsAt[i];
+    if (!macs?.length || last.troubled.has(i)) return undefined;
+    if (d.kind !== 'BareMetalHost' || !d.valid || keyOf(d) !== keyOf(was)) return undefined;
+    const now = identityMacs(d, last.hardwareData.get(keyOf(d)));
+    if (now.length !== macs.length || now.some((m, k) => m.mac !== macs[k])) return undefined;
+    (out ??= [...last.out])[i] = inventoryDocument(d);
+  }
+  if (out) lastSite = { ...last, docs, out };
+  return { out: out ?? [...last.out], problems: last.problems };
 }
 
 /** In an inventory directory, the first document of each kind and namespace/name. */
@@ -257,22 +325,42 @@ function dotted(ptr: string): string {
   return ptr.slice(1).replace(/\//g, '.');
 }
 
+/**
+ * Each document's inventory entry and host key, kept for as long as the document lives (under
+ * `bpa serve` an unchanged file's documents are the same objects, never changed once read):
+ * 10,000 hosts are not described again at every reconcile, and unchanged hosts keep their
+ * entry object, which lets observe see at a glance which hosts may have changed.
+ */
+const entries = new WeakMap<KindedDocument, { key: string; entry: InventoryDocument }>();
+
+function described(d: KindedDocument): { key: string; entry: InventoryDocument } {
+  let known = entries.get(d);
+  if (!known) {
+    const m = record(d.value['metadata']);
+    const name = typeof m['name'] === 'string' ? m['name'] : '';
+    const namespace = typeof m['namespace'] === 'string' ? m['namespace'] : undefined;
+    known = {
+      key: namespace ? `${namespace}/${name}` : name,
+      entry: {
+        kind: d.kind as InventoryDocument['kind'],
+        name,
+        namespace,
+        ref: { file: d.file, doc: d.doc },
+        value: d.value,
+      },
+    };
+    entries.set(d, known);
+  }
+  return known;
+}
+
 function inventoryDocument(d: KindedDocument): InventoryDocument {
-  const m = record(d.value['metadata']);
-  return {
-    kind: d.kind as InventoryDocument['kind'],
-    name: typeof m['name'] === 'string' ? m['name'] : '',
-    namespace: typeof m['namespace'] === 'string' ? m['namespace'] : undefined,
-    ref: { file: d.file, doc: d.doc },
-    value: d.value,
-  };
+  return described(d).entry;
 }
 
 /** `namespace/name`, or the name alone, as hosts are named everywhere. */
 function keyOf(d: KindedDocument): string {
-  const m = record(d.value['metadata']);
-  const name = typeof m['name'] === 'string' ? m['name'] : '';
-  return typeof m['namespace'] === 'string' && m['namespace'] ? `${m['namespace']}/${name}` : name;
+  return described(d).key;
 }
 
 function describe(d: KindedDocument): string {

@@ -4,7 +4,7 @@ import { clusterDocuments, indexByName } from './cluster-documents.js';
 import { buildCluster } from './cluster-model.js';
 import { at, meta, ref, spec, type Doc } from './doc.js';
 import { buildInventory } from './inventory.js';
-import type { ClusterModel, SiteModel, SiteSettings } from './model.js';
+import type { ClusterModel, Day2Settings, SiteModel, SiteSettings } from './model.js';
 import { checkMacsAcrossSite, checkPackageConflicts } from './site-rules.js';
 import { checkWaves, clusterDay2, siteDay2, siteWaves } from './day2.js';
 
@@ -25,8 +25,8 @@ export function buildModel(
   const siteDoc = docs.find((d) => d.kind === 'Site' && d.valid);
   const day2 = siteDay2(siteDoc, problems);
   for (const c of clusterDocuments(byKind, problems, { ...opts, hasInvalid })) {
-    const model = buildCluster(c.name, c.cluster, c.prov, c.soft, problems);
-    if (model) clusters.push({ ...model, day2: clusterDay2(c.cluster, day2, problems) });
+    const model = clusterModel(c.name, c.cluster, c.prov, c.soft, siteDoc, day2, problems);
+    if (model) clusters.push(model);
   }
   clusters.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   checkMacsAcrossSite(clusters, problems);
@@ -39,6 +39,54 @@ export function buildModel(
     ...(siteWaves(siteDoc) ? { waves: siteWaves(siteDoc) } : {}),
     inventory: buildInventory(docs, problems, 'site'),
   };
+}
+
+interface BuiltCluster {
+  name: string;
+  cluster: Doc | undefined;
+  soft: Doc | undefined;
+  site: Doc | undefined;
+  model: ClusterModel | undefined;
+  /** Its problems as found, before positions are added to them. */
+  problems: Problem[];
+}
+
+/**
+ * Cluster models by their Provisioning document, with the other documents they were built
+ * from. Under `bpa serve` unchanged files give the same document objects (load/cache.ts), so
+ * a cluster whose documents (and the Site document, for its day-2 settings) are all the same
+ * gets the same model object and the same problems (copies: positions are added to them
+ * later); that lets planning keep what it derived from the model (plan/plan-cache.ts).
+ * Documents are never changed once read, nor models once built. A WeakMap: an entry lives as
+ * long as its document.
+ */
+const built = new WeakMap<Doc, BuiltCluster>();
+
+function clusterModel(
+  name: string,
+  cluster: Doc | undefined,
+  prov: Doc,
+  soft: Doc | undefined,
+  site: Doc | undefined,
+  day2: Day2Settings,
+  problems: Problem[],
+): ClusterModel | undefined {
+  let b = built.get(prov);
+  if (!b || b.name !== name || b.cluster !== cluster || b.soft !== soft || b.site !== site) {
+    const own: Problem[] = [];
+    const model = buildCluster(name, cluster, prov, soft, own);
+    b = {
+      name,
+      cluster,
+      soft,
+      site,
+      model: model && { ...model, day2: clusterDay2(cluster, day2, own) },
+      problems: own.map((p) => ({ ...p })),
+    };
+    built.set(prov, b);
+  }
+  for (const p of b.problems) problems.push({ ...p });
+  return b.model;
 }
 
 function buildSite(docs: Doc[], problems: Problem[]): SiteSettings | undefined {

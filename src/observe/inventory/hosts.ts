@@ -28,28 +28,82 @@ export function hostKey(obj: { name: string; namespace?: string }): string {
  * with its eligibility and, when not eligible, the reason. Pure.
  */
 export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
+  const patched = last && patchHosts(objects, last);
+  if (patched) return patched;
   const hardwareData = new Map<string, Record<string, unknown>>();
   for (const o of objects) {
     if (o.kind !== 'HardwareData') continue;
     const hw = o.spec?.['hardware'];
     if (isRecord(hw)) hardwareData.set(hostKey(meta(o)), hw);
   }
-  const hosts: Array<{ key: string; host: Host }> = [];
-  for (const o of objects) {
-    if (o.kind !== 'BareMetalHost') continue;
-    const key = hostKey(meta(o));
-    const hw = hardwareData.get(key);
-    const inputs: HostInputs = { spec: o.spec, status: o.status, origin: o.origin, hw };
-    const known = o.metadata ? built.get(o.metadata) : undefined;
-    if (known && sameInputs(known, inputs)) {
-      hosts.push({ key, host: known.host });
-      continue;
+  const hosts: Array<{ key: string; host: Host; at: number }> = [];
+  const keys: Array<string | undefined> = [];
+  objects.forEach((o, at) => {
+    if (o.kind !== 'BareMetalHost') {
+      keys.push(undefined);
+      return;
     }
-    const host = hostFromObject(o, hw);
-    if (o.metadata) built.set(o.metadata, { ...inputs, host });
-    hosts.push({ key, host });
+    const key = hostKey(meta(o));
+    keys.push(key);
+    hosts.push({ key, host: hostOf(o, hardwareData.get(key)), at });
+  });
+  hosts.sort((a, b) => cmp(a.key, b.key));
+  const place = new Int32Array(objects.length).fill(-1);
+  hosts.forEach((h, i) => (place[h.at] = i));
+  const out = hosts.map((h) => h.host);
+  last = { objects: [...objects], keys, hardwareData, place, hosts: out };
+  return [...out];
+}
+
+function hostOf(o: Metal3Object, hw: Record<string, unknown> | undefined): Host {
+  const inputs: HostInputs = { spec: o.spec, status: o.status, origin: o.origin, hw };
+  const known = o.metadata ? built.get(o.metadata) : undefined;
+  if (known && sameInputs(known, inputs)) return known.host;
+  const host = hostFromObject(o, hw);
+  if (o.metadata) built.set(o.metadata, { ...inputs, host });
+  return host;
+}
+
+/**
+ * The objects and hosts of the last call (`bpa serve` makes one per reconcile), with each
+ * object's host key and place among the hosts: a call with the same objects but a few
+ * BareMetalHosts, each keeping its name, replaces those hosts in place instead of building
+ * and sorting 10,000 again.
+ */
+let last:
+  | {
+      objects: readonly Metal3Object[];
+      keys: ReadonlyArray<string | undefined>;
+      hardwareData: ReadonlyMap<string, Record<string, unknown>>;
+      /** Index in `hosts` of each object's host; -1 for HardwareData. */
+      place: Int32Array;
+      hosts: readonly Host[];
+    }
+  | undefined;
+
+/** More changed objects than this and the hosts are built again. */
+const PATCH_LIMIT = 256;
+
+function patchHosts(
+  objects: readonly Metal3Object[],
+  prev: NonNullable<typeof last>,
+): Host[] | undefined {
+  if (objects.length !== prev.objects.length) return undefined;
+  const changed: number[] = [];
+  for (let i = 0; i < objects.length; i++) {
+    if (objects[i] === prev.objects[i]) continue;
+    const o = objects[i] as Metal3Object;
+    // A HardwareData changes the host of its name, wherever it is: built again.
+    if (o.kind !== 'BareMetalHost' || prev.keys[i] === undefined) return undefined;
+    if (hostKey(meta(o)) !== prev.keys[i] || changed.push(i) > PATCH_LIMIT) return undefined;
   }
-  return hosts.sort((a, b) => cmp(a.key, b.key)).map((h) => h.host);
+  const hosts = [...prev.hosts];
+  for (const i of changed) {
+    const o = objects[i] as Metal3Object;
+    hosts[prev.place[i] as number] = hostOf(o, prev.hardwareData.get(prev.keys[i] as string));
+  }
+  last = { ...prev, objects: [...objects], hosts };
+  return [...hosts];
 }
 
 interface HostInputs {

@@ -96,11 +96,44 @@ export function resolveIp(
   return resolveNodeIp(host, leases, order).resolved;
 }
 
-/** `resolveIp`, with the addresses it passed over and why. */
+/**
+ * Resolutions by lease map, then by host. Under `bpa serve` an unchanged host document gives
+ * the same host object (observe/inventory/hosts.ts) and unchanged lease files the same map
+ * (observe/leases/lease-cache.ts), so a host's address is not looked for again; a host and a
+ * map are never changed once made. WeakMaps: a map's resolutions go with the map, and an
+ * entry lives no longer than its host.
+ */
+const resolutions = new WeakMap<
+  ReadonlyMap<string, Lease>,
+  WeakMap<Host, { order: readonly IpSource[]; result: IpResolution }>
+>();
+
+/**
+ * `resolveIp`, with the addresses it passed over and why. The same host, map and order give
+ * the same result object (read it, never change it).
+ */
 export function resolveNodeIp(
   host: Host,
   leases: ReadonlyMap<string, Lease>,
   order: readonly IpSource[] = DEFAULT_IP_ORDER,
+): IpResolution {
+  let byHost = resolutions.get(leases);
+  if (!byHost) {
+    byHost = new WeakMap();
+    resolutions.set(leases, byHost);
+  }
+  const held = byHost.get(host);
+  if (held && held.order.length === order.length && held.order.every((s, i) => s === order[i]))
+    return held.result;
+  const result = resolve(host, leases, order);
+  byHost.set(host, { order: [...order], result });
+  return result;
+}
+
+function resolve(
+  host: Host,
+  leases: ReadonlyMap<string, Lease>,
+  order: readonly IpSource[],
 ): IpResolution {
   const skipped: SkippedAddress[] = [];
   const macs = hostMacs(host);

@@ -5,6 +5,7 @@ import { error, warning, type Problem } from '../../util/problem.js';
 import { detectLeaseFormat } from './detect.js';
 import { parseLeases } from './index.js';
 import { parseKeaSeries, type KeaSource } from './kea.js';
+import type { LeaseCache } from './lease-cache.js';
 import { LEASE_FILE_OUTSIDE_SITE, LEASE_FILE_UNREADABLE } from './problems.js';
 import { mergeLeases } from './select.js';
 import type { ParsedLeases } from './types.js';
@@ -29,21 +30,27 @@ const KEA_SUFFIXES = [KEA_COMPLETED, ...KEA_OLDER];
  * Reads lease files (format detected per file) and merges them: MAC → newest lease, later
  * files winning ties. A file that cannot be read is a problem, never an exception. With
  * `confineTo` (the site directory, for lease files the site names), a file or Kea companion
- * that resolves outside it, through a symbolic link, is refused and not read.
+ * that resolves outside it, through a symbolic link, is refused and not read. With `cache`, a
+ * file read with the same text as last time is not parsed again (lease-cache.ts).
  */
 export async function readLeaseFiles(
   paths: string[],
   now: number,
-  opts: { confineTo?: string } = {},
+  opts: { confineTo?: string; cache?: LeaseCache } = {},
 ): Promise<LeaseFilesResult> {
   const problems: Problem[] = [];
   const root =
     opts.confineTo === undefined
       ? undefined
       : await realpath(opts.confineTo).catch(() => resolve(opts.confineTo ?? '.'));
-  const results = await Promise.all(selectPaths(paths).map((p) => readOne(p, now, root)));
+  const selected = selectPaths(paths);
+  const { cache } = opts;
+  const results = await Promise.all(selected.map((p) => readOne(p, now, root, cache)));
   for (const r of results) problems.push(...r.problems);
-  return { leases: mergeLeases(results.map((r) => r.leases)), problems };
+  const lists = results.map((r) => r.leases);
+  if (!cache) return { leases: mergeLeases(lists), problems };
+  cache.retain(selected);
+  return { leases: cache.merge(lists, () => mergeLeases(lists)), problems };
 }
 
 /**
@@ -61,11 +68,19 @@ function selectPaths(paths: string[]): string[] {
   });
 }
 
-async function readOne(path: string, now: number, root?: string): Promise<ParsedLeases> {
+async function readOne(
+  path: string,
+  now: number,
+  root: string | undefined,
+  cache: LeaseCache | undefined,
+): Promise<ParsedLeases> {
   const read = await readText(path, root);
   if ('problem' in read) return { leases: [], problems: [read.problem] };
   const { text } = read;
-  if (detectLeaseFormat(text, path) !== 'kea') return parseLeases(text, { file: path, now });
+  const parse = (sources: KeaSource[], run: () => ParsedLeases): ParsedLeases =>
+    cache ? cache.parse(path, sources, now, run) : run();
+  if (detectLeaseFormat(text, path) !== 'kea')
+    return parse([{ text, file: path }], () => parseLeases(text, { file: path, now }));
   const problems: Problem[] = [];
   const sources: KeaSource[] = [];
   const completed = await readCompanion(path + KEA_COMPLETED, problems, root);
@@ -77,7 +92,7 @@ async function readOne(path: string, now: number, root?: string): Promise<Parsed
     }
   }
   sources.push({ text, file: path });
-  const parsed = parseKeaSeries(sources, now);
+  const parsed = parse(sources, () => parseKeaSeries(sources, now));
   return { leases: parsed.leases, problems: [...problems, ...parsed.problems] };
 }
 

@@ -4,7 +4,7 @@
  */
 import { describeShortfallsBrief, fits, shortfalls } from './need.js';
 import type { Need, Shortfall } from './need.js';
-import type { HostClass, SiteHost } from './site-hosts.js';
+import type { HostClass, SiteHost, Taker } from './site-hosts.js';
 import { pluralize, word } from '../../util/pluralize.js';
 
 const LISTED = 3;
@@ -16,18 +16,23 @@ function listWithMore(items: string[], total: number, sep: string): string {
 }
 
 /** "3 hosts qualify, all taken by a/worker-1, a/master-1 and 1 more; nearest: node-7 has cpu 16" */
-export function describeCompetition(need: Need, classes: readonly HostClass[]): string {
+export function describeCompetition(
+  need: Need,
+  classes: readonly HostClass[],
+  takers: ReadonlyMap<SiteHost, Taker>,
+): string {
   let qualify = 0;
   let taken = 0;
-  const takers: string[] = [];
+  const names: string[] = [];
   let nearest: { entry: SiteHost; miss: Shortfall[]; score: number } | undefined;
   for (const cls of classes) {
     if (fits(need, cls.cap)) {
       qualify += cls.hosts.length;
       for (const entry of cls.hosts) {
-        if (!entry.taker) continue;
+        const taker = takers.get(entry);
+        if (!taker) continue;
         taken++;
-        if (takers.length < LISTED) takers.push(`${entry.taker.cluster}/${entry.taker.node}`);
+        if (names.length < LISTED) names.push(`${taker.cluster}/${taker.node}`);
       }
       continue;
     }
@@ -40,7 +45,7 @@ export function describeCompetition(need: Need, classes: readonly HostClass[]): 
   let text: string;
   if (qualify === 0) text = 'no eligible host qualifies';
   else {
-    const who = listWithMore(takers, taken, ', ');
+    const who = listWithMore(names, taken, ', ');
     text =
       taken === qualify
         ? `${pluralize(qualify, 'host')} ${word(qualify, 'qualifies', 'qualify')}, all taken by ${who}`

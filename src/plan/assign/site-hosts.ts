@@ -20,7 +20,6 @@ export interface SiteHost {
   host: Host;
   key: string;
   cap: Capacity;
-  taker?: Taker;
 }
 
 /** Eligible hosts with the same capacity; `hosts` sorted by key. */
@@ -29,11 +28,31 @@ export interface HostClass {
   hosts: SiteHost[];
 }
 
-export interface SiteHosts {
-  all: SiteHost[];
-  byKey: Map<string, SiteHost>;
-  byMac: Map<string, SiteHost[]>;
-  ineligible: SiteHost[];
+/** A map as assignment reads it: by key only. */
+export interface Lookup<K, V> {
+  get(key: K): V | undefined;
+}
+
+/**
+ * The inventory indexed, as made from one host list: never changed once made, so the next
+ * reconcile's assignment can start from it (`indexHosts`' `last`).
+ */
+export interface HostIndex {
+  /** The hosts indexed, in the order given. */
+  hosts: readonly Host[];
+  /** The entry of each of `hosts`, in the same order. */
+  entries: readonly SiteHost[];
+  /** Sorted by key (then origin): the order assignment goes through hosts in. */
+  all: readonly SiteHost[];
+  byKey: Lookup<string, SiteHost>;
+  byMac: Lookup<string, readonly SiteHost[]>;
+  ineligible: readonly SiteHost[];
+}
+
+/** One assignment's view of the index: who has taken which host so far. */
+export interface SiteHosts extends HostIndex {
+  index: HostIndex;
+  takers: Map<SiteHost, Taker>;
 }
 
 export { hostKey };
@@ -43,29 +62,69 @@ export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+interface Derived {
+  key: string;
+  cap: Capacity;
+  capKey: string;
+  macs: string[];
+}
+
 /**
  * What indexing derives from a host alone, kept for as long as the host object lives: under
  * `bpa serve` the hosts of unchanged inventory documents are the same objects from one
  * reconcile to the next (observe/inventory/hosts.ts), and a host is never changed once built.
  */
-const derived = new WeakMap<Host, { key: string; cap: Capacity; macs: string[] }>();
+const derived = new WeakMap<Host, Derived>();
 
-function deriveHost(host: Host): { key: string; cap: Capacity; macs: string[] } {
+function deriveHost(host: Host): Derived {
   let d = derived.get(host);
   if (!d) {
-    d = { key: hostKey(host), cap: capacityOf(host), macs: hostMacs(host).map(canonicalMac) };
+    const cap = capacityOf(host);
+    d = {
+      key: hostKey(host),
+      cap,
+      capKey: capKey(cap),
+      macs: hostMacs(host).map(canonicalMac),
+    };
     derived.set(host, d);
   }
   return d;
 }
 
-export function indexHosts(hosts: readonly Host[]): SiteHosts {
-  const all = hosts
-    .map((host): SiteHost => {
-      const d = deriveHost(host);
-      return { host, key: d.key, cap: d.cap };
-    })
-    .sort((a, b) => compareText(a.key, b.key) || compareText(a.host.origin, b.host.origin));
+/** More changed hosts than this and the index is built again rather than patched. */
+const PATCH_LIMIT = 256;
+
+/**
+ * The hosts indexed. With `last` (the index of the previous reconcile): the same index when
+ * `hosts` holds the same host objects in the same order (a pointer compare); when a few of
+ * them are new objects with the same key, origin and MACs (a host document edited, say a
+ * label), a copy of it with those entries replaced; otherwise built again. Either way the
+ * result is what building from `hosts` gives.
+ */
+export function indexHosts(hosts: readonly Host[], last?: HostIndex): HostIndex {
+  if (!last || last.hosts.length !== hosts.length) return buildIndex(hosts);
+  const changed: number[] = [];
+  for (let i = 0; i < hosts.length; i++) {
+    if (hosts[i] === last.hosts[i]) continue;
+    if (changed.push(i) > PATCH_LIMIT) return buildIndex(hosts);
+  }
+  if (changed.length === 0) return last;
+  return patchIndex(hosts, last, changed) ?? buildIndex(hosts);
+}
+
+/** A fresh view of `index` for one assignment: no host taken yet. */
+export function siteHosts(index: HostIndex): SiteHosts {
+  return { ...index, index, takers: new Map() };
+}
+
+function buildIndex(hosts: readonly Host[]): HostIndex {
+  const entries = hosts.map((host): SiteHost => {
+    const d = deriveHost(host);
+    return { host, key: d.key, cap: d.cap };
+  });
+  const all = [...entries].sort(
+    (a, b) => compareText(a.key, b.key) || compareText(a.host.origin, b.host.origin),
+  );
   const byKey = new Map<string, SiteHost>();
   const byMac = new Map<string, SiteHost[]>();
   const ineligible: SiteHost[] = [];
@@ -79,7 +138,137 @@ export function indexHosts(hosts: readonly Host[]): SiteHosts {
       else if (list[list.length - 1] !== entry) list.push(entry);
     }
   }
-  return { all, byKey, byMac, ineligible };
+  return { hosts: [...hosts], entries, all, byKey, byMac, ineligible };
+}
+
+/**
+ * An index patched from another where every replaced host is the same for assignment (key,
+ * origin, MACs, capacity, eligibility and its reason): assignment over it places nodes exactly
+ * as over `from`, on the new host objects (`swap`: old host → new). See assign.ts.
+ */
+export interface NeutralPatch {
+  from: HostIndex;
+  swap: ReadonlyMap<Host, Host>;
+}
+
+const neutral = new WeakMap<HostIndex, NeutralPatch>();
+
+/** How `index` was patched from another, when assignment over it is the same. */
+export function neutralPatch(index: HostIndex): NeutralPatch | undefined {
+  return neutral.get(index);
+}
+
+/**
+ * `last` with the entries at `changed` replaced, when each new host keeps the key, origin and
+ * MACs of the one it replaces: its place in `all`, `byKey` and `byMac` is then the same.
+ * Undefined when one does not.
+ */
+function patchIndex(
+  hosts: readonly Host[],
+  last: HostIndex,
+  changed: readonly number[],
+): HostIndex | undefined {
+  const entries = [...last.entries];
+  const swap = new Map<SiteHost, SiteHost>();
+  const hostSwap = new Map<Host, Host>();
+  const keys = new Map<string, SiteHost>();
+  const macs = new Map<string, readonly SiteHost[]>();
+  const classes = classCache.get(last);
+  const classKeys = new Set<string>();
+  let sameClasses = classes !== undefined;
+  let sameIneligible = true;
+  let same = true;
+  for (const i of changed) {
+    const host = hosts[i] as Host;
+    const before = last.entries[i] as SiteHost;
+    const d = deriveHost(host);
+    const was = deriveHost(before.host);
+    if (d.key !== was.key || host.origin !== before.host.origin || !sameList(d.macs, was.macs))
+      return undefined;
+    const entry: SiteHost = { host, key: d.key, cap: d.cap };
+    entries[i] = entry;
+    swap.set(before, entry);
+    hostSwap.set(before.host, host);
+    if ((keys.get(d.key) ?? last.byKey.get(d.key)) === before) keys.set(d.key, entry);
+    for (const mac of d.macs) {
+      const list = macs.get(mac) ?? last.byMac.get(mac);
+      if (list) macs.set(mac, replaced(list, before, entry));
+    }
+    const eligible = host.eligible === before.host.eligible;
+    if (!eligible || !host.eligible || !before.host.eligible) sameIneligible = false;
+    // Host classes follow when the host stays in its class (same capacity and eligibility).
+    if (d.capKey !== was.capKey || !eligible) sameClasses = false;
+    else if (host.eligible) classKeys.add(d.capKey);
+    if (
+      d.capKey !== was.capKey ||
+      !eligible ||
+      host.ineligibleReason !== before.host.ineligibleReason
+    )
+      same = false;
+  }
+  const all = last.all.map((e) => swap.get(e) ?? e);
+  const index: HostIndex = {
+    hosts: [...hosts],
+    entries,
+    all,
+    byKey: overlay(last.byKey, keys),
+    byMac: overlay(last.byMac, macs),
+    ineligible: sameIneligible
+      ? last.ineligible.map((e) => swap.get(e) ?? e)
+      : all.filter((e) => !e.host.eligible),
+  };
+  if (classes && sameClasses) {
+    classCache.set(
+      index,
+      classes.map((c) =>
+        classKeys.has(capKey(c.cap)) ? { ...c, hosts: c.hosts.map((e) => swap.get(e) ?? e) } : c,
+      ),
+    );
+  }
+  // Only the last step is ever asked about: `last` forgets its own, so the indexes of earlier
+  // reconciles are not kept alive through a chain of patches.
+  neutral.delete(last);
+  if (same) neutral.set(index, { from: last, swap: hostSwap });
+  return index;
+}
+
+/**
+ * A lookup with a few entries replaced: the entries of `base` (itself a plain map, or such a
+ * lookup) and `changes`, without copying the whole map; made plain again once the replaced
+ * entries grow many.
+ */
+class Overlay<K, V> implements Lookup<K, V> {
+  constructor(
+    readonly base: ReadonlyMap<K, V>,
+    readonly over: ReadonlyMap<K, V>,
+  ) {}
+  get(key: K): V | undefined {
+    const v = this.over.get(key);
+    return v === undefined ? this.base.get(key) : v;
+  }
+}
+
+const FLATTEN_AT = 256;
+
+function overlay<K, V>(last: Lookup<K, V>, changes: ReadonlyMap<K, V>): Lookup<K, V> {
+  if (changes.size === 0) return last;
+  if (last instanceof Overlay) {
+    const over = new Map<K, V>(last.over as ReadonlyMap<K, V>);
+    for (const [k, v] of changes) over.set(k, v);
+    if (over.size < FLATTEN_AT) return new Overlay<K, V>(last.base as ReadonlyMap<K, V>, over);
+    const flat = new Map<K, V>(last.base as ReadonlyMap<K, V>);
+    for (const [k, v] of over) flat.set(k, v);
+    return flat;
+  }
+  return new Overlay(last as ReadonlyMap<K, V>, changes);
+}
+
+function replaced<T>(list: readonly T[], before: T, after: T): T[] {
+  return list.map((x) => (x === before ? after : x));
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 const CANONICAL_MAC = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/;
@@ -108,7 +297,9 @@ function features(c: Capacity): number {
  * Eligible hosts grouped by capacity, smallest first (cpu, then memory, then fewer special
  * features), so the first class that satisfies a node is its smallest sufficient host.
  */
-export function hostClasses(site: SiteHosts): HostClass[] {
+export function hostClasses(site: HostIndex): HostClass[] {
+  const known = classCache.get(site);
+  if (known) return known;
   const groups = new Map<string, HostClass>();
   for (const entry of site.all) {
     if (!entry.host.eligible) continue;
@@ -117,7 +308,7 @@ export function hostClasses(site: SiteHosts): HostClass[] {
     if (group) group.hosts.push(entry);
     else groups.set(k, { cap: entry.cap, hosts: [entry] });
   }
-  return [...groups.values()].sort(
+  const classes = [...groups.values()].sort(
     (a, b) =>
       a.cap.cpu - b.cap.cpu ||
       a.cap.memMib - b.cap.memMib ||
@@ -125,4 +316,9 @@ export function hostClasses(site: SiteHosts): HostClass[] {
       Number(a.cap.sriov) - Number(b.cap.sriov) ||
       Number(a.cap.qat) - Number(b.cap.qat),
   );
+  classCache.set(site, classes);
+  return classes;
 }
+
+/** Host classes of an index, made once per index (an index is never changed). */
+const classCache = new WeakMap<HostIndex, HostClass[]>();

@@ -158,3 +158,58 @@ describe('hosts from BareMetalHost objects', () => {
     assert.deepEqual(hostsFromObjects([a])[0], a1);
   });
 });
+
+describe('hosts from objects: the last call patched when only a few hosts changed', () => {
+  const hw = (name: string, cpus: number): Metal3Object => ({
+    kind: 'HardwareData',
+    metadata: { name, namespace: 'metal3' },
+    spec: { hardware: { cpu: { count: cpus }, ramMebibytes: 1024, nics: [] } },
+  });
+  // Not in key order, with a HardwareData in the middle.
+  const objects: Metal3Object[] = [
+    bmh('node-3'),
+    bmh('node-1'),
+    hw('node-1', 64),
+    bmh('node-2', { labels: { rack: 'r1' } }),
+  ];
+  const fresh = (list: Metal3Object[]): unknown => hostsFromObjects(structuredClone(list));
+
+  it('the same objects: the same hosts; a host whose object changed, in its place', () => {
+    const a = hostsFromObjects(objects);
+    const b = hostsFromObjects([...objects]);
+    assert.deepEqual(b, a);
+    b.forEach((h, i) => assert.equal(h, a[i]));
+    const next = objects.map((o, i) => (i === 3 ? bmh('node-2', { labels: { rack: 'r2' } }) : o));
+    const c = hostsFromObjects(next);
+    assert.deepEqual(
+      c.map((h) => [h.name, h.labels['rack']]),
+      [
+        ['node-1', undefined],
+        ['node-2', 'r2'],
+        ['node-3', undefined],
+      ],
+    );
+    assert.equal(c[0], a[0], 'node-1 kept');
+    assert.equal(c[0]?.cpuCount, 64, 'from its HardwareData');
+    assert.notEqual(c[1], a[1]);
+    assert.deepEqual(c, fresh(next));
+  });
+
+  it('a renamed host, a changed HardwareData, another number of objects: built again', () => {
+    hostsFromObjects(objects);
+    for (const next of [
+      objects.map((o, i) => (i === 0 ? bmh('node-0') : o)),
+      objects.map((o, i) => (i === 2 ? hw('node-1', 4) : o)),
+      objects.slice(1),
+    ]) {
+      const got = hostsFromObjects(next);
+      assert.deepEqual(got, fresh(next));
+      assert.deepEqual(
+        got.map((h) => h.name),
+        [...got.map((h) => h.name)].sort(),
+      );
+    }
+    const patched = hostsFromObjects(objects.map((o, i) => (i === 2 ? hw('node-1', 4) : o)));
+    assert.equal(patched.find((h) => h.name === 'node-1')?.cpuCount, 4);
+  });
+});

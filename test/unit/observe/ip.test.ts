@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { BlockList, isIP } from 'node:net';
-import { unusableAddress } from '../../../src/observe/inventory/ip.js';
+import { resolveNodeIp, unusableAddress } from '../../../src/observe/inventory/ip.js';
+import { host } from '../plan/plan-fixture.js';
 
 /** The ranges as node:net's BlockList reads them: what unusableAddress read before it was fast. */
 function reference(ip: string): string | undefined {
@@ -51,5 +52,31 @@ describe('unusableAddress: the IPv4 fast path reads the ranges as BlockList does
       }
     }
     assert.ok(unusable > 100, `${unusable} unusable addresses checked`);
+  });
+});
+
+describe('resolveNodeIp: kept per host, lease map and order', () => {
+  const mac = '52:54:00:00:00:01';
+  const h = host(1, { nics: [{ mac, ips: ['198.18.1.1'] }] });
+  const leases = new Map([[mac, { mac, ip: '198.18.0.1', origin: 'leases:1' }]]);
+
+  it('the same host, map and order: the same resolution object', () => {
+    const a = resolveNodeIp(h, leases, ['lease', 'inventory']);
+    assert.equal(resolveNodeIp(h, leases, ['lease', 'inventory']), a);
+    assert.equal(a.resolved?.ip, '198.18.0.1');
+  });
+
+  it('another map, order or host object: resolved again', () => {
+    const a = resolveNodeIp(h, leases);
+    const moved = new Map([[mac, { mac, ip: '198.18.0.7', origin: 'leases:1' }]]);
+    assert.equal(resolveNodeIp(h, moved).resolved?.ip, '198.18.0.7');
+    assert.equal(resolveNodeIp(h, moved, ['inventory', 'lease']).resolved?.ip, '198.18.1.1');
+    const copy = { ...h, nics: [{ mac, ips: ['198.18.1.2'] }] };
+    assert.equal(resolveNodeIp(copy, new Map(), ['inventory']).resolved?.ip, '198.18.1.2');
+    assert.equal(resolveNodeIp(h, leases), a, 'kept per map');
+    const inventoryFirst = resolveNodeIp(h, leases, ['inventory', 'lease']);
+    assert.equal(inventoryFirst.resolved?.ip, '198.18.1.1');
+    assert.notEqual(resolveNodeIp(h, leases), a, 'the order changed in between');
+    assert.deepEqual(resolveNodeIp(h, leases), a);
   });
 });

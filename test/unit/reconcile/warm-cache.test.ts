@@ -1,15 +1,29 @@
 import assert from 'node:assert/strict';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import {
+  cp,
+  mkdir,
+  mkdtemp,
+  readFile,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OPTIONS, resolveConfig, type OptionName } from '../../../src/config/options.js';
-import { SiteCache } from '../../../src/load/index.js';
-import { createRun, type RunContext, type WarmCache } from '../../../src/reconcile/context.js';
+import {
+  createRun,
+  warmCache,
+  type RunContext,
+  type WarmCache,
+} from '../../../src/reconcile/context.js';
 import { runSteps } from '../../../src/reconcile/steps.js';
 import type { AppliedCluster } from '../../../src/state/applied.js';
+import { writeSuspensions, type Suspensions } from '../../../src/state/suspensions.js';
 import { silentLogger } from '../../../src/util/log.js';
-import { DocumentCache } from '../../../src/validate/index.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../sites/example', import.meta.url));
 
@@ -32,19 +46,24 @@ describe('reconcile steps with the warm cache: the same results as a cold run', 
 
   /** What the state directory of every run holds as applied (the same for warm and cold). */
   let applied: AppliedCluster | undefined;
+  /** Clusters suspended through serve's API, in the state directory of every run. */
+  let suspended: Suspensions | undefined;
+  /** The clock of every run: Thursday 01:00 in Berlin, outside the example's windows. */
+  let clock = Date.parse('2026-01-01');
   const run = async (cache: WarmCache | undefined, state: string): Promise<RunContext> => {
     if (applied) {
       const dir = join(tmp, state, 'clusters', applied.cluster);
       await mkdir(dir, { recursive: true });
       await writeFile(join(dir, 'applied.json'), JSON.stringify(applied));
     }
+    if (suspended) await writeSuspensions(join(tmp, state), suspended);
     const ctx = createRun({
       site: { kind: 'path', path: site },
       configFor: (s) =>
         resolveConfig(Object.keys(OPTIONS) as OptionName[], { stateDir: join(tmp, state) }, {}, s),
       env: {},
       log: silentLogger(),
-      now: () => Date.parse('2026-01-01'),
+      now: () => clock,
       cache,
     });
     await runSteps(ctx, 'plan');
@@ -79,7 +98,18 @@ describe('reconcile steps with the warm cache: the same results as a cold run', 
   };
 
   it('over a series of changes: problems, positions and the plan hash as a cold run', async () => {
-    const cache: WarmCache = { files: new SiteCache(), documents: new DocumentCache() };
+    const cache = warmCache();
+    /** The address of a node placed from a lease in the last plan, and its lease line. */
+    const leased = async (): Promise<{ ip: string; line: string }> => {
+      const node = last?.plan?.clusters
+        .flatMap((c) => c.nodes)
+        .find((n) => n.ipSource.startsWith('lease'));
+      assert.ok(node, 'a node addressed by its lease');
+      const text = await readFile(join(site, 'leases/dnsmasq.leases'), 'utf8');
+      const line = text.split('\n').find((l) => l.includes(` ${node.ip} `));
+      assert.ok(line, `a lease line for ${node.ip}`);
+      return { ip: node.ip, line };
+    };
     const changes: Array<[string, () => Promise<void>]> = [
       ['nothing', async () => {}],
       [
@@ -141,6 +171,52 @@ describe('reconcile steps with the warm cache: the same results as a cold run', 
           applied = { ...(applied as AppliedCluster), plugins: [], podSubnet: '10.244.0.0/18' };
         },
       ],
+      [
+        'a lease file replaced by one of the same size and time',
+        async () => {
+          const file = join(site, 'leases/dnsmasq.leases');
+          const { ip } = await leased();
+          const last = ip.at(-1) === '7' ? '8' : '7';
+          const text = await readFile(file, 'utf8');
+          const before = await stat(file);
+          await writeFile(`${file}.new`, text.replace(` ${ip} `, ` ${ip.slice(0, -1)}${last} `));
+          await utimes(`${file}.new`, before.atime, before.mtime);
+          await rename(`${file}.new`, file);
+        },
+      ],
+      ['the Site settings', () => edit('site.yaml', 'user: ubuntu', 'user: admin')],
+      [
+        'the clock into a maintenance window',
+        async () => {
+          clock = Date.parse('2026-01-03T12:00:00Z');
+        },
+      ],
+      [
+        'a suspension',
+        async () => {
+          suspended = { 'cluster-east': { since: '2026-01-03T11:00:00Z', reason: 'test' } };
+        },
+      ],
+      [
+        'resumed',
+        async () => {
+          suspended = {};
+        },
+      ],
+      [
+        'a lease that ends in an hour',
+        async () => {
+          const { line } = await leased();
+          const ends = String(Math.floor(clock / 1000) + 3600);
+          await edit('leases/dnsmasq.leases', line, line.replace(/^\d+/, ends));
+        },
+      ],
+      [
+        'the clock past its end',
+        async () => {
+          clock += 2 * 3_600_000;
+        },
+      ],
     ];
     let i = 0;
     const seenCodes = new Set<string>();
@@ -154,12 +230,35 @@ describe('reconcile steps with the warm cache: the same results as a cold run', 
       'a lease',
       'the applied state',
       'the applied state changed',
+      'a lease file replaced by one of the same size and time',
+      'the Site settings',
     ]);
+    // The lease ended: the node's address now comes from the inventory (the same address).
+    const changesSource = new Set(['the clock past its end']);
+    // These change only how the plan is gated (never hashed): kept clusters, gated anew.
+    const changesGate = new Set(['the clock into a maintenance window', 'a suspension', 'resumed']);
+    let reused = 0;
     for (const [what, change] of changes) {
       await change();
       const warm = await run(cache, `warm-${i}`);
       const cold = await run(undefined, `cold-${i++}`);
       if (changesPlan.has(what)) assert.notEqual(cold.plan?.hash, last?.plan?.hash, what);
+      if (changesSource.has(what))
+        assert.notDeepEqual(
+          cold.plan?.clusters.map((c) => c.nodes.map((n) => n.ipSource)),
+          last?.plan?.clusters.map((c) => c.nodes.map((n) => n.ipSource)),
+          what,
+        );
+      if (changesGate.has(what)) {
+        assert.equal(cold.plan?.hash, last?.plan?.hash, what);
+        assert.notDeepEqual(
+          cold.plan?.clusters.map((c) => c.gate),
+          last?.plan?.clusters.map((c) => c.gate),
+          what,
+        );
+        assert.equal(cache.plan.reused, cold.plan?.clusters.length, `${what}: clusters kept`);
+      }
+      reused += cache.plan.reused;
       last = cold;
       assert.deepEqual(warm.validation, cold.validation, what);
       assert.deepEqual(warm.problems, cold.problems, what);
@@ -179,5 +278,7 @@ describe('reconcile steps with the warm cache: the same results as a cold run', 
     for (const code of ['DUPLICATE_HOST_MAC', 'WRONG_TYPE', 'YAML_SYNTAX'])
       assert.ok(seenCodes.has(code), `${code} in ${[...seenCodes].join()}`);
     assert.ok(plans >= 5, `${plans} plans`);
+    assert.ok(reused > 10, `${reused} cluster plans kept`);
+    assert.ok(cache.leases.parses < plans, `${cache.leases.parses} lease parses`);
   });
 });
