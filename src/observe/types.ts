@@ -38,10 +38,13 @@ export interface Host {
 
 /** Every MAC that identifies a host: its boot MAC and all NIC MACs, except the null MAC. */
 export function hostMacs(host: Host): string[] {
-  const macs = new Set<string>();
-  if (host.bootMac && host.bootMac !== NULL_MAC) macs.add(host.bootMac);
-  for (const nic of host.nics) if (nic.mac !== NULL_MAC) macs.add(nic.mac);
-  return [...macs];
+  // A host has a handful of MACs: a list is cheaper than a Set (10,000 hosts, several calls each).
+  const macs: string[] = [];
+  if (host.bootMac && host.bootMac !== NULL_MAC) macs.push(host.bootMac);
+  for (const nic of host.nics) {
+    if (nic.mac !== NULL_MAC && !macs.includes(nic.mac)) macs.push(nic.mac);
+  }
+  return macs;
 }
 
 /** An active DHCP lease. */

@@ -3,7 +3,7 @@
  * the outcome), by key, by MAC, and grouped into capacity classes.
  */
 import { hostMacs } from '../../observe/types.js';
-import { normalizeMac } from '../../util/mac.js';
+import { isCanonical, normalizeMac } from '../../util/mac.js';
 import type { Host } from '../../observe/types.js';
 import { capacityOf } from './need.js';
 import type { Capacity } from './need.js';
@@ -271,14 +271,12 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-const CANONICAL_MAC = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/;
-
 /**
  * Observe hands over normalized MACs already; normalizing again keeps hand-built hosts
  * honest, and the cheap check first keeps that from costing time on large inventories.
  */
 export function canonicalMac(raw: string): string {
-  return CANONICAL_MAC.test(raw) ? raw : (normalizeMac(raw) ?? raw.toLowerCase());
+  return isCanonical(raw) ? raw : (normalizeMac(raw) ?? raw.toLowerCase());
 }
 
 export function hasMac(entry: SiteHost, mac: string): boolean {

@@ -2,8 +2,14 @@ import assert from 'node:assert/strict';
 import type { ExecutionSettings } from '../../../src/config/execution.js';
 import type { NodeFacts } from '../../../src/observe/facts.js';
 import type { Host, Lease } from '../../../src/observe/types.js';
-import { canonicalJson, planHash, sha256Hex } from '../../../src/plan/hash.js';
-import { PlanCache, planSite, type Plan, type PlanInput } from '../../../src/plan/index.js';
+import { canonicalJson, clusterHashText, planHash, sha256Hex } from '../../../src/plan/hash.js';
+import {
+  PlanCache,
+  planSite,
+  type ClusterPlan,
+  type Plan,
+  type PlanInput,
+} from '../../../src/plan/index.js';
 import { emptyState, type AppliedState } from '../../../src/state/applied.js';
 import type { ClusterModel, Day2Settings, SiteModel } from '../../../src/validate/model.js';
 import { applied, appliedFrom, cluster, host, leasesFor, node } from './plan-fixture.js';
@@ -230,5 +236,79 @@ describe('plan hash from per-cluster entries', () => {
       assert.equal(planHash(p.clusters, s), whole);
     }
     assert.equal(planHash([], undefined), sha256Hex('{"clusters":[]}'));
+  });
+});
+
+describe('clusterHashText', () => {
+  /** The entry as an object, written by canonicalJson: what clusterHashText writes directly. */
+  const reference = (c: ClusterPlan): string =>
+    canonicalJson({
+      actions: c.actions.map((a) => ({
+        kind: a.kind,
+        nodes: a.nodes,
+        packages: a.packages,
+        plugins: a.plugins,
+      })),
+      cluster: c.cluster,
+      desired: c.desired,
+      etcd: c.etcd,
+      flavour: c.flavour,
+      hostsIni: c.hostsIni,
+      nodes: c.nodes.map((n) => ({
+        change: n.change,
+        host: n.host,
+        ip: n.ip,
+        mac: n.mac,
+        name: n.name,
+        roles: n.roles,
+      })),
+      podSubnet: c.podSubnet,
+      rollout: c.rollout,
+    });
+
+  it('writes the same text as canonicalJson over the entry, for generated clusters', () => {
+    let seed = 7;
+    const r = (): number =>
+      (seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff) / 0x7fffffff;
+    const maybe = <T>(v: T): T | undefined => (r() < 0.3 ? undefined : v);
+    const text = (): string =>
+      ['a', 'b"q', 'ü\n', '\u2028', 'x\\y', ''][Math.floor(r() * 6)] as string;
+    for (let i = 0; i < 500; i++) {
+      const c = {
+        cluster: text(),
+        flavour: 'kubespray',
+        actions: Array.from({ length: Math.floor(r() * 3) }, () => ({
+          kind: 'provision-cluster',
+          nodes: maybe([text(), text()]),
+          packages: maybe([{ version: maybe(text()), name: text() }]),
+          plugins: maybe([text()]),
+          reason: text(),
+        })),
+        desired: {
+          software: { worker: [{ name: text() }], master: [] },
+          plugins: [text()],
+          ...(r() < 0.5 ? { kubernetesVersion: text() } : {}),
+        },
+        etcd: maybe([text()]),
+        hostsIni: text(),
+        nodes: Array.from({ length: Math.floor(r() * 4) }, () => ({
+          roles: [text()],
+          name: text(),
+          mac: maybe(text()),
+          ip: maybe(text()),
+          host: maybe(text()),
+          change: 'keep',
+          placement: text(),
+        })),
+        podSubnet: maybe(text()),
+        rollout: maybe({
+          maxUnavailable: 1,
+          drainTimeoutSeconds: 60,
+          health: { command: [text()] },
+        }),
+        notes: [],
+      } as unknown as ClusterPlan;
+      assert.equal(clusterHashText(c), reference(c), JSON.stringify(c));
+    }
   });
 });
