@@ -9,6 +9,7 @@ import { hostsFromObjects, type Metal3Object } from './inventory/hosts.js';
 import type { LeaseCache } from './leases/lease-cache.js';
 import { readLeaseFiles } from './leases/read-lease-files.js';
 import type { Host, Lease } from './types.js';
+import { ObjectMemo } from '../util/memo.js';
 
 export type InventorySpec =
   | { kind: 'embedded'; root: string; directory?: string }
@@ -110,7 +111,7 @@ async function inventoryObjects(
  * unchanged file gives the same values (load/cache.ts), so the same objects, which lets
  * hostsFromObjects see at a glance which hosts may have changed.
  */
-const objectOf = new WeakMap<object, Metal3Object>();
+const objectOf = new ObjectMemo<object, Metal3Object>();
 
 function toObject(d: InventoryDocument): Metal3Object {
   const known = objectOf.get(d.value);

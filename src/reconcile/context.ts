@@ -19,6 +19,7 @@ import type { SiteModel } from '../validate/model.js';
 import type { ApprovalBlock } from './approval.js';
 import type { SourceState } from './source-state.js';
 import type { Trigger } from './summary.js';
+import { keepDerived } from '../util/memo.js';
 
 /** Where a run takes the site from. */
 export type SiteInput =
@@ -71,6 +72,8 @@ export interface WarmCache {
 
 /** An empty cache for a process that reconciles the same site again and again. */
 export function warmCache(): Required<WarmCache> {
+  // What is derived per document and per host is kept from now on (util/memo.ts).
+  keepDerived();
   return {
     files: new SiteCache(),
     documents: new DocumentCache(),

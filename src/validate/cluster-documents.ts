@@ -1,5 +1,6 @@
 import { error, warning, type Problem } from '../util/problem.js';
 import { at, meta, spec, type Doc } from './doc.js';
+import { ObjectMemo } from '../util/memo.js';
 
 /** The documents of one cluster. */
 export interface ClusterDocuments {
@@ -39,7 +40,7 @@ export function indexByName(docs: Doc[], problems: Problem[]): Map<string, Map<s
  * `bpa serve`, the documents of unchanged files are the same objects; none is changed once
  * read): 13,000 documents' metadata are not read again at every reconcile.
  */
-const nameKeys = new WeakMap<Doc, string>();
+const nameKeys = new ObjectMemo<Doc, string>();
 
 /** `namespace/name` for metal3 objects, the name for bpa's own kinds; '' without a name. */
 function nameKey(d: Doc): string {

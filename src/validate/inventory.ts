@@ -12,6 +12,7 @@ import { classify, type KindedDocument, type Reader } from './classify.js';
 import type { InventoryDocument } from './model.js';
 import { checkSchema, schemaValidator, type SchemaValidator } from './schema.js';
 import { word } from '../util/pluralize.js';
+import { ObjectMemo } from '../util/memo.js';
 
 export interface InventoryValidation {
   /** The hosts and hardware that can be read; never emptied by a problem elsewhere. */
@@ -331,7 +332,7 @@ function dotted(ptr: string): string {
  * 10,000 hosts are not described again at every reconcile, and unchanged hosts keep their
  * entry object, which lets observe see at a glance which hosts may have changed.
  */
-const entries = new WeakMap<KindedDocument, { key: string; entry: InventoryDocument }>();
+const entries = new ObjectMemo<KindedDocument, { key: string; entry: InventoryDocument }>();
 
 function described(d: KindedDocument): { key: string; entry: InventoryDocument } {
   let known = entries.get(d);

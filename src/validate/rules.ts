@@ -7,6 +7,7 @@ import { buildInventory } from './inventory.js';
 import type { ClusterModel, Day2Settings, SiteModel, SiteSettings } from './model.js';
 import { checkMacsAcrossSite, checkPackageConflicts } from './site-rules.js';
 import { checkWaves, clusterDay2, siteDay2, siteWaves } from './day2.js';
+import { ObjectMemo } from '../util/memo.js';
 
 /**
  * The rules that span documents, and the construction of the typed model from documents
@@ -60,7 +61,7 @@ interface BuiltCluster {
  * Documents are never changed once read, nor models once built. A WeakMap: an entry lives as
  * long as its document.
  */
-const built = new WeakMap<Doc, BuiltCluster>();
+const built = new ObjectMemo<Doc, BuiltCluster>();
 
 function clusterModel(
   name: string,

@@ -1,6 +1,7 @@
 import { NULL_MAC, normalizeMac } from '../../util/mac.js';
 import type { Host, Nic } from '../types.js';
 import { isSriovModel } from './sriov.js';
+import { ObjectMemo } from '../../util/memo.js';
 
 /** A BareMetalHost or HardwareData object as plain data (from the site, a directory or the API). */
 export interface Metal3Object {
@@ -120,7 +121,7 @@ interface HostInputs {
  * are never changed once read, and a host is never changed once built. A WeakMap: an entry
  * lives only as long as the document it came from.
  */
-const built = new WeakMap<object, HostInputs & { host: Host }>();
+const built = new ObjectMemo<object, HostInputs & { host: Host }>();
 
 function sameInputs(a: HostInputs, b: HostInputs): boolean {
   return a.spec === b.spec && a.status === b.status && a.origin === b.origin && a.hw === b.hw;

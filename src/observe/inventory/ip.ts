@@ -1,5 +1,6 @@
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import { hostMacs, type Host, type Lease } from '../types.js';
+import { keepsDerived } from '../../util/memo.js';
 
 export type IpSource = 'lease' | 'inventory';
 export const DEFAULT_IP_ORDER: IpSource[] = ['lease', 'inventory'];
@@ -117,6 +118,7 @@ export function resolveNodeIp(
   leases: ReadonlyMap<string, Lease>,
   order: readonly IpSource[] = DEFAULT_IP_ORDER,
 ): IpResolution {
+  if (!keepsDerived()) return resolve(host, leases, order); // a one-shot command (util/memo.ts)
   let byHost = resolutions.get(leases);
   if (!byHost) {
     byHost = new WeakMap();

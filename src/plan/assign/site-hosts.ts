@@ -8,6 +8,7 @@ import type { Host } from '../../observe/types.js';
 import { capacityOf } from './need.js';
 import type { Capacity } from './need.js';
 import { hostKey } from '../../observe/inventory/hosts.js';
+import { ObjectMemo } from '../../util/memo.js';
 
 /** Who holds a host once a node is placed on it. */
 export interface Taker {
@@ -74,7 +75,7 @@ interface Derived {
  * `bpa serve` the hosts of unchanged inventory documents are the same objects from one
  * reconcile to the next (observe/inventory/hosts.ts), and a host is never changed once built.
  */
-const derived = new WeakMap<Host, Derived>();
+const derived = new ObjectMemo<Host, Derived>();
 
 function deriveHost(host: Host): Derived {
   let d = derived.get(host);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { hostsFromObjects, type Metal3Object } from '../../../src/observe/inventory/hosts.js';
+import { withDerivedKept } from '../util/derived-kept.js';
 
 function bmh(
   name: string,
@@ -28,6 +29,7 @@ function bmh(
 }
 
 describe('hosts from BareMetalHost objects', () => {
+  withDerivedKept();
   it('reads hardware, normalizes MACs and merges a NIC listed for IPv4 and IPv6', () => {
     const [h] = hostsFromObjects([
       bmh('node-1', {
@@ -160,6 +162,7 @@ describe('hosts from BareMetalHost objects', () => {
 });
 
 describe('hosts from objects: the last call patched when only a few hosts changed', () => {
+  withDerivedKept();
   const hw = (name: string, cpus: number): Metal3Object => ({
     kind: 'HardwareData',
     metadata: { name, namespace: 'metal3' },

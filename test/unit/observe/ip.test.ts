@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { BlockList, isIP } from 'node:net';
 import { resolveNodeIp, unusableAddress } from '../../../src/observe/inventory/ip.js';
 import { host } from '../plan/plan-fixture.js';
+import { withDerivedKept } from '../util/derived-kept.js';
 
 /** The ranges as node:net's BlockList reads them: what unusableAddress read before it was fast. */
 function reference(ip: string): string | undefined {
@@ -56,6 +57,7 @@ describe('unusableAddress: the IPv4 fast path reads the ranges as BlockList does
 });
 
 describe('resolveNodeIp: kept per host, lease map and order', () => {
+  withDerivedKept();
   const mac = '52:54:00:00:00:01';
   const h = host(1, { nics: [{ mac, ips: ['198.18.1.1'] }] });
   const leases = new Map([[mac, { mac, ip: '198.18.0.1', origin: 'leases:1' }]]);

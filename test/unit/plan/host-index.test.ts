@@ -9,6 +9,7 @@ import {
   type HostIndex,
 } from '../../../src/plan/assign/site-hosts.js';
 import { cluster, host, node } from './plan-fixture.js';
+import { withDerivedKept } from '../util/derived-kept.js';
 
 const hosts: Host[] = Array.from({ length: 12 }, (_, i) =>
   host(i + 1, i % 3 === 0 ? { cpuCount: 32 } : i === 10 ? { eligible: false } : {}),
@@ -41,6 +42,7 @@ function replace(list: Host[], n: number, over: Partial<Host>): Host[] {
 const plain = (a: Assignment): unknown => ({ placements: a.placements, unplaced: a.unplaced });
 
 describe('host index: kept between plans while the hosts are the same objects', () => {
+  withDerivedKept();
   it('the same host objects give the same index; another list of them too', () => {
     const first = indexHosts(hosts);
     hostClasses(first);
@@ -115,6 +117,7 @@ describe('host index: kept between plans while the hosts are the same objects', 
 });
 
 describe('assignment: kept between plans while clusters, prior placements and hosts are the same', () => {
+  withDerivedKept();
   it('the same inputs give the same assignment', () => {
     const first = assignHosts(clusters, hosts, []);
     assert.equal(assignHosts(clusters, hosts, [], first), first);

@@ -13,6 +13,7 @@ import {
 import { emptyState, type AppliedState } from '../../../src/state/applied.js';
 import type { ClusterModel, Day2Settings, SiteModel } from '../../../src/validate/model.js';
 import { applied, appliedFrom, cluster, host, leasesFor, node } from './plan-fixture.js';
+import { withDerivedKept } from '../util/derived-kept.js';
 
 const hosts = Array.from({ length: 8 }, (_, i) => host(i + 1));
 const leases = leasesFor(hosts);
@@ -90,6 +91,7 @@ function running(p: Plan): AppliedState {
 }
 
 describe('plan cache: a cluster whose inputs are the same objects keeps its plan', () => {
+  withDerivedKept();
   const base: World = { clusters: [east, west], hosts, leases, applied: emptyState() };
 
   it('the same inputs: every cluster reused, the same plan and hash as without the cache', () => {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_LIMITS, SiteCache, loadSite, locateProblems } from '../../../src/load/index.js';
 import type { ClusterModel, InventoryDocument } from '../../../src/validate/model.js';
 import { DocumentCache, validateSite } from '../../../src/validate/index.js';
+import { withDerivedKept } from '../util/derived-kept.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../sites/example', import.meta.url));
 
@@ -14,6 +15,7 @@ const EXAMPLE = fileURLToPath(new URL('../../../sites/example', import.meta.url)
  * (validate/rules.ts), which lets planning keep what it derived from it.
  */
 describe('cluster models: the same object while the cluster documents are the same', () => {
+  withDerivedKept();
   let tmp: string;
   let site: string;
   before(async () => {
