@@ -78,40 +78,36 @@ export function planHash(
  */
 export function clusterHashText(c: ClusterPlan): string {
   // Written out key by key, in sorted order, as canonicalJson would write the object
-  // (test/unit/plan/canonical-json.test.ts compares the two): building the object and then
+  // (test/unit/plan/plan-cache.test.ts compares the two): building the object and then
   // walking it for key order took a quarter of a 10,000-node plan's planning.
-  let out = '{"actions":[';
-  for (let i = 0; i < c.actions.length; i++) {
-    const a = c.actions[i] as ClusterPlan['actions'][number];
-    const body =
-      member('kind', a.kind) +
-      member('nodes', a.nodes) +
-      member('packages', a.packages) +
-      member('plugins', a.plugins);
+  return (
+    `{"actions":${objectsText(c.actions, ACTION_KEYS)}` +
+    member('cluster', c.cluster) +
+    member('desired', c.desired) +
+    member('etcd', c.etcd) +
+    member('flavour', c.flavour) +
+    member('hostsIni', c.hostsIni) +
+    `,"nodes":${objectsText(c.nodes, NODE_KEYS)}` +
+    member('podSubnet', c.podSubnet) +
+    member('rollout', c.rollout) +
+    '}'
+  );
+}
+
+/** What the hash covers of an action and of a node, in sorted order. */
+const ACTION_KEYS = ['kind', 'nodes', 'packages', 'plugins'] as const;
+const NODE_KEYS = ['change', 'host', 'ip', 'mac', 'name', 'roles'] as const;
+
+/** A JSON array of objects holding `keys` of each item (in the order given: sorted). */
+function objectsText<T extends object>(items: readonly T[], keys: readonly (keyof T)[]): string {
+  let out = '[';
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as T;
+    let body = '';
+    for (const key of keys) body += member(key as string, item[key]);
     out += `${i === 0 ? '' : ','}{${body.slice(1)}}`;
   }
-  out += ']';
-  out += member('cluster', c.cluster);
-  out += member('desired', c.desired);
-  out += member('etcd', c.etcd);
-  out += member('flavour', c.flavour);
-  out += member('hostsIni', c.hostsIni);
-  out += ',"nodes":[';
-  for (let i = 0; i < c.nodes.length; i++) {
-    const n = c.nodes[i] as ClusterPlan['nodes'][number];
-    const body =
-      member('change', n.change) +
-      member('host', n.host) +
-      member('ip', n.ip) +
-      member('mac', n.mac) +
-      member('name', n.name) +
-      member('roles', n.roles);
-    out += `${i === 0 ? '' : ','}{${body.slice(1)}}`;
-  }
-  out += ']';
-  out += member('podSubnet', c.podSubnet);
-  out += member('rollout', c.rollout);
-  return out + '}';
+  return out + ']';
 }
 
 /**

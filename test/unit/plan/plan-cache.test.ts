@@ -203,35 +203,40 @@ describe('plan cache: a cluster whose inputs are the same objects keeps its plan
   });
 });
 
+/** What the plan hash covers of a cluster, as an object (planHash's definition). */
+function hashedEntry(c: ClusterPlan): unknown {
+  return {
+    actions: c.actions.map((a) => ({
+      kind: a.kind,
+      nodes: a.nodes,
+      packages: a.packages,
+      plugins: a.plugins,
+    })),
+    cluster: c.cluster,
+    desired: c.desired,
+    etcd: c.etcd,
+    flavour: c.flavour,
+    hostsIni: c.hostsIni,
+    nodes: c.nodes.map((n) => ({
+      change: n.change,
+      host: n.host,
+      ip: n.ip,
+      mac: n.mac,
+      name: n.name,
+      roles: n.roles,
+    })),
+    podSubnet: c.podSubnet,
+    rollout: c.rollout,
+  };
+}
+
 describe('plan hash from per-cluster entries', () => {
   it('is the SHA-256 of the canonical JSON of the whole hashed plan, as before', () => {
     const p = planSite(input({ clusters: [east, west], hosts, leases, applied: emptyState() }));
     for (const s of [undefined, settings('ubuntu')]) {
       const whole = sha256Hex(
         canonicalJson({
-          clusters: p.clusters.map((c) => ({
-            actions: c.actions.map((a) => ({
-              kind: a.kind,
-              nodes: a.nodes,
-              packages: a.packages,
-              plugins: a.plugins,
-            })),
-            cluster: c.cluster,
-            desired: c.desired,
-            etcd: c.etcd,
-            flavour: c.flavour,
-            hostsIni: c.hostsIni,
-            nodes: c.nodes.map((n) => ({
-              change: n.change,
-              host: n.host,
-              ip: n.ip,
-              mac: n.mac,
-              name: n.name,
-              roles: n.roles,
-            })),
-            podSubnet: c.podSubnet,
-            rollout: c.rollout,
-          })),
+          clusters: p.clusters.map(hashedEntry),
           settings: s,
         }),
       );
@@ -242,31 +247,7 @@ describe('plan hash from per-cluster entries', () => {
 });
 
 describe('clusterHashText', () => {
-  /** The entry as an object, written by canonicalJson: what clusterHashText writes directly. */
-  const reference = (c: ClusterPlan): string =>
-    canonicalJson({
-      actions: c.actions.map((a) => ({
-        kind: a.kind,
-        nodes: a.nodes,
-        packages: a.packages,
-        plugins: a.plugins,
-      })),
-      cluster: c.cluster,
-      desired: c.desired,
-      etcd: c.etcd,
-      flavour: c.flavour,
-      hostsIni: c.hostsIni,
-      nodes: c.nodes.map((n) => ({
-        change: n.change,
-        host: n.host,
-        ip: n.ip,
-        mac: n.mac,
-        name: n.name,
-        roles: n.roles,
-      })),
-      podSubnet: c.podSubnet,
-      rollout: c.rollout,
-    });
+  const reference = (c: ClusterPlan): string => canonicalJson(hashedEntry(c));
 
   it('writes the same text as canonicalJson over the entry, for generated clusters', () => {
     let seed = 7;
