@@ -10,6 +10,7 @@
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
+import { writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { OPTIONS, resolveConfig, type OptionName } from '../src/config/options.js';
@@ -136,6 +137,9 @@ export async function benchWarm(
     // poll figure): that record is the bench's, not serve's, and is emptied before a reading.
     git.requests.splice(0);
     (globalThis as { gc?: () => void }).gc?.();
+    // BPA_BENCH_HEAP_SNAPSHOTS=DIR: a heap snapshot at each reading, to compare what grows.
+    const snapshots = process.env['BPA_BENCH_HEAP_SNAPSHOTS'];
+    if (snapshots) writeHeapSnapshot(join(snapshots, `warm-${n}.heapsnapshot`));
     const m = process.memoryUsage();
     memory.push(`${n}: RSS ${mib(m.rss)}, heap ${mib(m.heapUsed)}`);
     console.log(

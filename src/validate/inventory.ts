@@ -167,6 +167,7 @@ function patchSiteInventory(
 ): { out: InventoryDocument[]; problems: readonly Problem[] } | undefined {
   if (docs.length !== last.docs.length) return undefined;
   let out: InventoryDocument[] | undefined;
+  let macsAt: Array<string[] | undefined> | undefined;
   for (let i = 0; i < docs.length; i++) {
     const d = docs[i] as KindedDocument;
     const was = last.docs[i] as KindedDocument;
@@ -177,8 +178,11 @@ function patchSiteInventory(
     const now = identityMacs(d, last.hardwareData.get(keyOf(d)));
     if (now.length !== macs.length || now.some((m, k) => m.mac !== macs[k])) return undefined;
     (out ??= [...last.out])[i] = inventoryDocument(d);
+    // The new document's own strings: the old ones are slices of the old file's text, and
+    // would keep that text alive for as long as this entry lives.
+    (macsAt ??= [...last.macsAt])[i] = now.map((m) => m.mac);
   }
-  if (out) lastSite = { ...last, docs, out };
+  if (out) lastSite = { ...last, docs, out, macsAt: macsAt ?? last.macsAt };
   return { out: out ?? [...last.out], problems: last.problems };
 }
 
