@@ -241,9 +241,11 @@ function readOneSync(
 /**
  * An open regular file's bytes: `size` (its fstat) of them, or one past `limit` for a larger
  * file, which the caller refuses. Like readFileSync, it stops at the size it was told, without
- * a read to find the end (one system call per file less on sites of many small files).
+ * a read to find the end (one system call per file less on sites of many small files); a file
+ * that says it is empty (some file systems do for files with content) is read to its end.
  */
 function readWhole(fd: number, size: number, limit: number): Buffer {
+  if (size === 0) return readToEnd(fd, limit);
   const want = Math.min(size, limit + 1);
   const buf = Buffer.allocUnsafe(want);
   let length = 0;
@@ -253,6 +255,20 @@ function readWhole(fd: number, size: number, limit: number): Buffer {
     length += n;
   }
   return buf.subarray(0, length);
+}
+
+/** Reads until the end, or until one byte past `limit`. */
+function readToEnd(fd: number, limit: number): Buffer {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  while (length <= limit) {
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    const n = readSync(fd, chunk, 0, chunk.length, null);
+    if (n === 0) break;
+    chunks.push(chunk.subarray(0, n));
+    length += n;
+  }
+  return Buffer.concat(chunks, length).subarray(0, Math.min(length, limit + 1));
 }
 
 type Decoded =

@@ -53,6 +53,12 @@ describe('loader', () => {
     }
   });
 
+  it('reads a file whose size says 0 to its end (as /proc files and some file systems do)', async () => {
+    const site = await loadSite('/proc/version');
+    assert.deepEqual(site.problems, []);
+    assert.match(String(site.documents[0]?.value), /^Linux version /);
+  });
+
   it('reads a file of exactly the size limit, and refuses one a byte larger', async () => {
     const limit = 64;
     const exact = `a: ${'x'.repeat(limit - 4)}\n`;
