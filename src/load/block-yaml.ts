@@ -13,7 +13,8 @@ import { resolvePlain } from './core-schema.js';
  * complex keys, a `:` in a plain scalar of a flow collection, empty or trailing flow entries,
  * a duplicated key, `__proto__`, a sequence entry that is itself a block sequence, an empty
  * document, a document that is one scalar, indentation that is not exactly one of the
- * enclosing levels, carriage returns, non-printable characters, and nesting near `maxDepth`.
+ * enclosing levels, carriage returns, non-printable characters, `...` document end markers,
+ * and nesting near `maxDepth`.
  * What it does read, it reads as js-yaml 5's core schema does (`resolvePlain`), which
  * `test/unit/load/semantics.test.ts` checks over generated documents in both styles.
  * It runs first, on its own: aliases, anchors and tags start with an indicator it declines,
@@ -120,6 +121,14 @@ class BlockReader {
       let first = pos;
       while (first < eol && text.charCodeAt(first) === SPACE) first++;
       if (first < eol && text.charCodeAt(first) !== HASH) {
+        // A document end marker (`...` alone or before a space): js-yaml 5 ends the document
+        // there and reads the rest of the line as a new one; left to it.
+        if (
+          first === pos &&
+          text.startsWith('...', pos) &&
+          (pos + 3 === eol || text.charCodeAt(pos + 3) === SPACE)
+        )
+          throw DECLINE;
         if (
           first === pos &&
           text.charCodeAt(pos) === DASH &&

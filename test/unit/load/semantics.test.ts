@@ -650,6 +650,7 @@ function blockGenerator(seed: number): () => string {
     '"',
     "'",
     '---\n',
+    '\n... ',
     '-',
     '[',
     '{',
@@ -743,6 +744,28 @@ describe('the fast loader reads what js-yaml 5 reads', () => {
       read > n / 8 && rejected > n / 20,
       `${read} read by the block reader, ${rejected} rejected`,
     );
+  });
+
+  it('a document end marker with more on its line is left to js-yaml 5 (found by a review)', () => {
+    for (const text of [
+      '... a: 1\n',
+      '...  a: 1\n',
+      '... "x": 1\n',
+      'a: 1\n... b: 2\n',
+      'x:\n... a: 1\n',
+      '---\n... a: 1\n',
+      'a: 1\n---\n... b: 2\n',
+      '... a:\n  b: 1\n',
+      '... a: [1,\n  2]\n',
+      '... O7:\n',
+    ]) {
+      assert.equal(loadBlock(text, DEFAULT_LIMITS), undefined, text);
+      agree(text);
+    }
+    // Three dots that are no marker are plain text.
+    assert.deepEqual(loadBlock('...a: 1\n', DEFAULT_LIMITS), [{ '...a': 1 }]);
+    assert.deepEqual(loadBlock('b: ...\n', DEFAULT_LIMITS), [{ b: '...' }]);
+    agree('...a: 1\n');
   });
 
   it('the block reader reads a good share of all the cases above itself (not vacuous)', () => {
