@@ -299,6 +299,9 @@ async function apply(ctx: RunContext): Promise<void> {
     log: ctx.log,
     revision: siteDigest((ctx.loaded as NonNullable<RunContext['loaded']>).files),
     signal: ctx.signal,
+    // One clock for the run: what the apply records (appliedAt, which waves soak from) is
+    // read against the same time the plan was made with.
+    now: () => new Date(ctx.now()),
     clock: ctx.now,
     suspendedNow: async (cluster) => {
       const { readSuspensions } = await import('../state/suspensions.js');
