@@ -21,7 +21,7 @@ import type { PlannedNode } from '../src/plan/index.js';
 import { Journal } from '../src/state/journal.js';
 import { silentLogger } from '../src/util/log.js';
 import type { RolloutSettings } from '../src/validate/model.js';
-import { startFakeKube } from '../test/fakes/kube-api-server.js';
+import { readyNode, startFakeKube } from '../test/fakes/kube-api-server.js';
 
 const N = 30;
 const MASTERS = 3;
@@ -46,13 +46,7 @@ async function once(maxUnavailable: number): Promise<{ wallMs: number; batches: 
   try {
     const list = nodes();
     for (const n of list) {
-      kube.put({
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name: n.name },
-        spec: {},
-        status: { conditions: [{ type: 'Ready', status: 'True' }] },
-      });
+      kube.put(readyNode(n.name));
       kube.put({
         apiVersion: 'v1',
         kind: 'Pod',

@@ -81,8 +81,6 @@ class BlockReader {
   private end = 0;
   /** Where the line after the current one starts. */
   private next = 0;
-  /** The current line is a `---` marker (or the end of the text): the document ends. */
-  private atMarker = false;
   /** Inside a flow collection: the offset being read (flow collections may span lines). */
   private p = 0;
 
@@ -95,7 +93,7 @@ class BlockReader {
   documents(): unknown[] {
     const docs: unknown[] = [];
     this.advance();
-    if (this.atMarker && this.start < this.text.length) this.advance(); // a leading `---`
+    if (this.indent < 0 && this.start < this.text.length) this.advance(); // a leading `---`
     for (;;) {
       // An empty document (nothing, two markers in a row, a marker at the end): js-yaml 4
       // and 5 count those differently in places, so the reference decides.
@@ -123,18 +121,8 @@ class BlockReader {
       if (first < eol && text.charCodeAt(first) !== HASH) {
         // A document end marker (`...` alone or before a space): js-yaml 5 ends the document
         // there and reads the rest of the line as a new one; left to it.
-        if (
-          first === pos &&
-          text.startsWith('...', pos) &&
-          (pos + 3 === eol || text.charCodeAt(pos + 3) === SPACE)
-        )
-          throw DECLINE;
-        if (
-          first === pos &&
-          text.charCodeAt(pos) === DASH &&
-          text.startsWith('---', pos) &&
-          (pos + 3 === eol || text.charCodeAt(pos + 3) === SPACE)
-        ) {
+        if (first === pos && this.isMarker('...', pos, eol)) throw DECLINE;
+        if (first === pos && this.isMarker('---', pos, eol)) {
           // A document marker, with at most a comment after it.
           let after = pos + 3;
           while (after < eol && text.charCodeAt(after) === SPACE) after++;
@@ -143,7 +131,6 @@ class BlockReader {
           this.start = pos;
           this.end = eol;
           this.next = eol + 1;
-          this.atMarker = true;
           return;
         }
         let last = eol;
@@ -152,7 +139,6 @@ class BlockReader {
         this.start = first;
         this.end = last;
         this.next = eol + 1;
-        this.atMarker = false;
         return;
       }
       pos = eol + 1;
@@ -161,7 +147,14 @@ class BlockReader {
     this.start = text.length;
     this.end = text.length;
     this.next = text.length + 1;
-    this.atMarker = true;
+  }
+
+  /** `marker` (`---` or `...`) at column 0, alone on its line or before a space. */
+  private isMarker(marker: string, pos: number, eol: number): boolean {
+    return (
+      this.text.startsWith(marker, pos) &&
+      (pos + 3 === eol || this.text.charCodeAt(pos + 3) === SPACE)
+    );
   }
 
   /** The node whose first line is the current line, at its indentation. */

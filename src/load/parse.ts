@@ -36,12 +36,13 @@ const MAX_MERGE_KEYS = 10_000;
  * sites are written in (`block-yaml.ts`, more than twice as fast as js-yaml 4), and for what
  * it declines js-yaml 4's loader, the fastest of the JavaScript YAML parsers measured
  * (docs/PERFORMANCE.md), with a schema that resolves scalars exactly as js-yaml 5's core
- * schema does (`core-schema.ts`). js-yaml 5 is the reference: every file js-yaml 4 rejects, for any reason, is parsed again by js-yaml 5,
- * whose error (code, message, line) is reported, and so is every file that may hold something
- * the two read differently or whose limit only js-yaml 5 enforces (aliases and `maxAliases`,
- * merge keys, tags, complex keys…: `usesRareFeatures`). Positions of problems come from
- * js-yaml 5's event stream (`locate.ts`), built only for files with problems.
- * `test/unit/load/semantics.test.ts` checks that both parsers read the same documents.
+ * schema does (`core-schema.ts`). js-yaml 5 is the reference: every file js-yaml 4 rejects,
+ * for any reason, is parsed again by js-yaml 5, whose error (code, message, line) is
+ * reported, and so is every file that may hold something the two read differently or whose
+ * limit only js-yaml 5 enforces (aliases and `maxAliases`, merge keys, tags, complex keys…:
+ * `usesRareFeatures`). Positions of problems come from js-yaml 5's event stream
+ * (`locate.ts`), built only for files with problems. `test/unit/load/semantics.test.ts`
+ * checks that the readers read the same documents.
  */
 export function parseFile(file: string, text: string, limits: LoadLimits): ParsedFile {
   // The block reader counts documents itself and declines past the limit.

@@ -116,12 +116,11 @@ function objectsText<T extends object>(items: readonly T[], keys: readonly (keyo
  */
 function member(key: string, value: unknown): string {
   if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return '';
-  const text =
-    typeof value === 'string'
-      ? JSON.stringify(value)
-      : Array.isArray(value) && value.every((v) => typeof v === 'string')
-        ? JSON.stringify(value)
-        : canonicalJson(value);
+  // A string, or a list of strings, has no keys to order: JSON.stringify writes it as is.
+  const plain =
+    typeof value === 'string' ||
+    (Array.isArray(value) && value.every((v) => typeof v === 'string'));
+  const text = plain ? JSON.stringify(value) : canonicalJson(value);
   return `,"${key}":${text}`;
 }
 

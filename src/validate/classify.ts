@@ -20,11 +20,6 @@ export interface KindedDocument {
   /** Whether the document passed its schema (only those feed the model). */
   valid: boolean;
   value: Record<string, unknown>;
-  /**
-   * What the inventory rules read from a host document alone, kept on it for as long as it
-   * lives (validate/inventory.ts): cheaper than a WeakMap entry for each of 10,000 hosts.
-   */
-  derived?: unknown;
 }
 
 /** Who reads: the site (every kind) or an inventory directory (metal3 objects only). */
@@ -151,8 +146,11 @@ function classifyObject(
     );
     return undefined;
   }
-  return { kind, file: where.file, doc: where.doc, base, valid: false, value, derived: undefined };
+  return { kind, file: where.file, doc: where.doc, base, valid: false, value };
 }
+
+/** Answers by apiVersion, then kind: a site repeats a handful of pairs thousands of times. */
+const claims = new Map<string, Map<string, boolean>>();
 
 /**
  * Whether a document means to be one of bpa's kinds: anything in bpa's API group (or a group
@@ -161,9 +159,6 @@ function classifyObject(
  * same kind names (Cluster API's Cluster, OpenShift's metal3.io Provisioning): those are not
  * bpa's.
  */
-/** Answers by apiVersion, then kind: a site repeats a handful of pairs thousands of times. */
-const claims = new Map<string, Map<string, boolean>>();
-
 function claimsBpaKind(kind: string, apiVersion: string): boolean {
   let byKind = claims.get(apiVersion);
   if (!byKind) {

@@ -30,20 +30,13 @@ const NO_LABELS: Record<string, string> = Object.freeze({}) as Record<string, st
 function stringLabels(labels: unknown): Record<string, string> {
   if (typeof labels !== 'object' || labels === null) return NO_LABELS;
   const given = labels as Record<string, unknown>;
-  let copy: Record<string, string> | undefined;
-  for (const k of Object.keys(given)) {
-    const v = given[k];
-    if (typeof v === 'string' && copy === undefined) continue;
-    if (copy === undefined) {
-      copy = {};
-      for (const earlier of Object.keys(given)) {
-        if (earlier === k) break;
-        copy[earlier] = given[earlier] as string;
-      }
-    }
-    if (v !== null && v !== undefined) copy[k] = String(v);
+  if (Object.values(given).every((v) => typeof v === 'string')) {
+    return given as Record<string, string>;
   }
-  return copy ?? (given as Record<string, string>);
+  const copy: Record<string, string> = {};
+  for (const [k, v] of Object.entries(given))
+    if (v !== null && v !== undefined) copy[k] = String(v);
+  return copy;
 }
 
 export const at = (d: Doc, ptr: string): Partial<Problem> => ({

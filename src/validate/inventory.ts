@@ -220,16 +220,21 @@ interface IdentityMac {
 }
 
 /**
- * The MACs that name a host: boot MAC and NIC MACs (from its HardwareData when it has one),
- * kept on the document for as long as it lives: under `bpa serve` an unchanged file's
- * documents are the same objects from one reconcile to the next (validate/document-cache.ts),
- * and are never changed once read.
+ * Each host's identity MACs, kept for as long as its document lives (util/memo.ts): under
+ * `bpa serve` an unchanged file's documents are the same objects from one reconcile to the
+ * next (validate/document-cache.ts), and are never changed once read.
  */
+const macsOf = new ObjectMemo<
+  KindedDocument,
+  { hwDoc: KindedDocument | undefined; macs: IdentityMac[] }
+>();
+
+/** The MACs that name a host: boot MAC and NIC MACs (from its HardwareData when it has one). */
 function identityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined): IdentityMac[] {
-  const known = d.derived as { hwDoc: KindedDocument | undefined; macs: IdentityMac[] } | undefined;
+  const known = macsOf.get(d);
   if (known && known.hwDoc === hwDoc) return known.macs;
   const macs = readIdentityMacs(d, hwDoc);
-  d.derived = { hwDoc, macs };
+  macsOf.set(d, { hwDoc, macs });
   return macs;
 }
 

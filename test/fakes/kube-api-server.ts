@@ -231,6 +231,30 @@ function custom(
   return { ...t, builtin: false, returnsDeletedObject: true };
 }
 
+/** A Node that reports Ready, as kubelet leaves it. */
+export function readyNode(name: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name },
+    spec: {},
+    status: { conditions: [{ type: 'Ready', status: 'True' }] },
+  };
+}
+
+/**
+ * The cordon and uncordon PATCHes among `requests`, in order, as `node=true|false`
+ * (`spec.unschedulable`), for tests of rolling changes.
+ */
+export function cordonPatches(requests: readonly RecordedRequest[]): string[] {
+  return requests
+    .filter((x) => x.method === 'PATCH' && x.path.startsWith('/api/v1/nodes/'))
+    .map(
+      (x) =>
+        `${x.path.slice('/api/v1/nodes/'.length)}=${String((x.body as Array<{ value: boolean }>)[0]?.value)}`,
+    );
+}
+
 export async function startFakeKube(opts: FakeKubeOptions = {}): Promise<FakeKube> {
   const fake = new FakeKubeServer(opts);
   await fake.start();

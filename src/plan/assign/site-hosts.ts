@@ -3,7 +3,7 @@
  * the outcome), by key, by MAC, and grouped into capacity classes.
  */
 import { hostMacs } from '../../observe/types.js';
-import { isCanonical, normalizeMac } from '../../util/mac.js';
+import { normalizeMac } from '../../util/mac.js';
 import type { Host } from '../../observe/types.js';
 import { capacityOf } from './need.js';
 import type { Capacity } from './need.js';
@@ -274,10 +274,10 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 
 /**
  * Observe hands over normalized MACs already; normalizing again keeps hand-built hosts
- * honest, and the cheap check first keeps that from costing time on large inventories.
+ * honest (normalizeMac returns a canonical MAC as it is, without building anything).
  */
 export function canonicalMac(raw: string): string {
-  return isCanonical(raw) ? raw : (normalizeMac(raw) ?? raw.toLowerCase());
+  return normalizeMac(raw) ?? raw.toLowerCase();
 }
 
 export function hasMac(entry: SiteHost, mac: string): boolean {

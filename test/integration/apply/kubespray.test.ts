@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeKube } from '../../fakes/kube-api-server.js';
+import { cordonPatches, readyNode, startFakeKube } from '../../fakes/kube-api-server.js';
 import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
 import {
   KUBESPRAY_STANDIN,
@@ -216,14 +216,7 @@ describe('apply: Kubespray (Kubespray-shaped stand-in) on lab hosts', function (
     const stored = await readFile(kubeconfig);
     const kube = await startFakeKube();
     try {
-      for (const n of nodes)
-        kube.put({
-          apiVersion: 'v1',
-          kind: 'Node',
-          metadata: { name: n.name },
-          spec: {},
-          status: { conditions: [{ type: 'Ready', status: 'True' }] },
-        });
+      for (const n of nodes) kube.put(readyNode(n.name));
       kube.put({
         apiVersion: 'v1',
         kind: 'Pod',
@@ -262,12 +255,7 @@ describe('apply: Kubespray (Kubespray-shaped stand-in) on lab hosts', function (
       for (const h of ['h1', 'h2', 'h3'])
         assert.equal((await standinMarker(lab, h))['kube_version'], 'v1.28.6', h);
       // Each node cordoned, then uncordoned after its upgrade, before the next is cordoned.
-      const patches = kube.requests
-        .filter((x) => x.method === 'PATCH' && x.path.startsWith('/api/v1/nodes/'))
-        .map(
-          (x) =>
-            `${x.path.slice('/api/v1/nodes/'.length)}=${String((x.body as Array<{ value: boolean }>)[0]?.value)}`,
-        );
+      const patches = cordonPatches(kube.requests);
       assert.deepEqual(patches, [
         'master-1=true',
         'master-1=false',
@@ -328,14 +316,7 @@ exec ansible-playbook -i "$inventory" "$kubespray/upgrade-cluster.yml" --limit "
     const runs = async (): Promise<string[]> =>
       (await readFile(join(dir, 'runs'), 'utf8')).split('\n').filter(Boolean);
     try {
-      for (const n of nodes)
-        kube.put({
-          apiVersion: 'v1',
-          kind: 'Node',
-          metadata: { name: n.name },
-          spec: {},
-          status: { conditions: [{ type: 'Ready', status: 'True' }] },
-        });
+      for (const n of nodes) kube.put(readyNode(n.name));
       await copyFile(kube.kubeconfigPath, kubeconfig);
       await writeFile(gate, '');
       await updateLabSite(east, lab.hosts, {

@@ -3,7 +3,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { copyFile } from 'node:fs/promises';
-import { startFakeKube, type KubeObject } from '../../fakes/kube-api-server.js';
+import {
+  cordonPatches,
+  readyNode,
+  startFakeKube,
+  type KubeObject,
+} from '../../fakes/kube-api-server.js';
 import { canRunAptLab, startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
 import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
 import { bpa, journal, kill, labArgs, labReady, marker, spawnBpa, waitFor } from './harness.js';
@@ -143,14 +148,7 @@ describe('apply: packages on lab hosts', function () {
     const kube = await startFakeKube();
     try {
       const names = nodes.map((n) => n.name);
-      for (const name of names)
-        kube.put({
-          apiVersion: 'v1',
-          kind: 'Node',
-          metadata: { name },
-          spec: {},
-          status: { conditions: [{ type: 'Ready', status: 'True' }] },
-        } as KubeObject);
+      for (const name of names) kube.put(readyNode(name));
       kube.put({
         apiVersion: 'v1',
         kind: 'Pod',
@@ -173,12 +171,7 @@ describe('apply: packages on lab hosts', function () {
       assert.equal(r.code, 0, r.stdout + r.stderr);
       assert.equal(await installed('h1', 'bpa-test-a'), '1.0-1');
       assert.equal(await installed('h2', 'bpa-test-b'), '1.0-1');
-      const patches = kube.requests
-        .filter((x) => x.method === 'PATCH' && x.path.startsWith('/api/v1/nodes/'))
-        .map(
-          (x) =>
-            `${x.path.slice('/api/v1/nodes/'.length)}=${String((x.body as Array<{ value: boolean }>)[0]?.value)}`,
-        );
+      const patches = cordonPatches(kube.requests);
       // One node at a time, the master first: cordoned, then uncordoned, before the next.
       assert.deepEqual(patches, [
         'master-1=true',
@@ -205,14 +198,7 @@ describe('apply: packages on lab hosts', function () {
   it('with rollout: bpa killed (SIGKILL) in the middle of a drain; the next run does not touch the finished node again and uncordons the other only after its change', async () => {
     const kube = await startFakeKube();
     try {
-      for (const name of nodes.map((n) => n.name))
-        kube.put({
-          apiVersion: 'v1',
-          kind: 'Node',
-          metadata: { name },
-          spec: {},
-          status: { conditions: [{ type: 'Ready', status: 'True' }] },
-        } as KubeObject);
+      for (const name of nodes.map((n) => n.name)) kube.put(readyNode(name));
       for (const [pod, on] of [
         ['web-1', 'worker-1'],
         ['web-2', 'worker-2'],
@@ -288,14 +274,7 @@ describe('apply: packages on lab hosts', function () {
         .at(-1);
     const worker2Step = () => stepOf('worker-2');
     try {
-      for (const name of nodes.map((n) => n.name))
-        kube.put({
-          apiVersion: 'v1',
-          kind: 'Node',
-          metadata: { name },
-          spec: {},
-          status: { conditions: [{ type: 'Ready', status: 'True' }] },
-        } as KubeObject);
+      for (const name of nodes.map((n) => n.name)) kube.put(readyNode(name));
       await copyFile(kube.kubeconfigPath, join(state, 'clusters', 'pk', 'kubeconfig'));
       const software = (d: string) => ({
         masterSoftware: ['bpa-test-a: {version: 1.0-1}'],

@@ -6,7 +6,12 @@ import { KubeNodeOps } from '../../../src/apply/rollout/kube-nodes.js';
 import { BpaError } from '../../../src/util/errors.js';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
 import { silentLogger } from '../../../src/util/log.js';
-import { startFakeKube, type FakeKube, type KubeObject } from '../../fakes/kube-api-server.js';
+import {
+  readyNode,
+  startFakeKube,
+  type FakeKube,
+  type KubeObject,
+} from '../../fakes/kube-api-server.js';
 import { FakeNodes, fakePorts } from '../../fakes/ports.js';
 import { FakeSiteSource } from '../../fakes/site-source.js';
 import { configWith, hostIp, writeSite, type SiteSpec } from '../../fakes/site.js';
@@ -69,13 +74,6 @@ describe('rolling node changes (cordon, drain, change, health, uncordon)', funct
       },
     });
 
-  const node = (name: string): KubeObject => ({
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name },
-    spec: {},
-    status: { conditions: [{ type: 'Ready', status: 'True' }] },
-  });
   const pod = (
     name: string,
     on: string,
@@ -104,7 +102,7 @@ describe('rolling node changes (cordon, drain, change, health, uncordon)', funct
     siteDir = join(tmp, 'site');
     stateDir = join(tmp, 'state');
     kube = await startFakeKube();
-    for (const n of names) kube.put(node(n));
+    for (const n of names) kube.put(readyNode(n));
     // Owners exist, as in a cluster: the garbage collector deletes pods whose owner is gone.
     const owner = (
       kind: string,
