@@ -67,6 +67,60 @@ const RBRACKET = 0x5d;
 const LBRACE = 0x7b;
 const RBRACE = 0x7d;
 
+/**
+ * Strings read before, found again by their text without making a new string: a few dozen
+ * keys, and words such as a namespace, a state or a NIC model, repeat across thousands of
+ * hosts. One string for each is less to allocate, less for the garbage collector to move and,
+ * for a key, no new property name to look up. A slot, chosen by length and end characters,
+ * keeps the first string that fell in it for the life of the process (a bounded set, each a
+ * copy of its own: never a slice that would keep a whole file's text alive).
+ */
+class StringSlots {
+  private readonly slots: Array<string | undefined>;
+  private readonly mask: number;
+
+  constructor(size: number) {
+    this.slots = new Array<string | undefined>(size);
+    this.mask = size - 1;
+  }
+
+  private slot(text: string, start: number, stop: number): number {
+    return (
+      ((stop - start) * 31 + text.charCodeAt(start) * 7 + text.charCodeAt(stop - 1)) & this.mask
+    );
+  }
+
+  /** The string kept for text[start, stop), when there is one. */
+  find(text: string, start: number, stop: number): string | undefined {
+    const known = this.slots[this.slot(text, start, stop)];
+    return known !== undefined && known.length === stop - start && text.startsWith(known, start)
+      ? known
+      : undefined;
+  }
+
+  /** Keeps `s` (a slice of `text` at `start`) when its slot is free; returns what to use. */
+  keep(s: string): string {
+    const slot = this.slot(s, 0, s.length);
+    if (this.slots[slot] !== undefined) return s;
+    // A slice of 13 characters or more refers to its text: a concatenation, sliced, is a copy.
+    const own = s.length < 13 ? s : (s + ' ').slice(0, -1);
+    this.slots[slot] = own;
+    return own;
+  }
+}
+
+const KEYS = new StringSlots(1024);
+const WORDS = new StringSlots(4096);
+
+/** The value of the plain scalar at text[start, stop): a string kept before, when it is one. */
+function plainValue(text: string, start: number, stop: number): unknown {
+  const known = WORDS.find(text, start, stop);
+  if (known !== undefined) return known;
+  const raw = text.slice(start, stop);
+  const value = resolvePlain(raw);
+  return typeof value === 'symbol' ? WORDS.keep(raw) : value;
+}
+
 /** Characters that may not start a plain scalar (YAML 1.2 indicators), besides `-`, `?`, `:`. */
 const INDICATOR = new Set([...'[]{},#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
 
@@ -401,9 +455,7 @@ class BlockReader {
     let stop = p;
     while (text.charCodeAt(stop - 1) === SPACE) stop--;
     this.p = p;
-    const raw = text.slice(start, stop);
-    const value = resolvePlain(raw);
-    return typeof value === 'symbol' ? raw : value;
+    return plainValue(text, start, stop);
   }
 
   /**
@@ -445,10 +497,15 @@ class BlockReader {
       ((c === DASH || c === QUESTION) && this.text.charCodeAt(start + 1) === SPACE)
     )
       throw DECLINE;
+    // The same few dozen keys make up most of a site: one read before is used again as it is,
+    // without a new string to make, resolve and look up as a property name.
+    const known = KEYS.find(this.text, start, colon);
+    if (known !== undefined) return known;
     const raw = this.text.slice(start, colon);
     if (raw === '<<') throw DECLINE; // a merge key: js-yaml 5 merges
     const value = resolvePlain(raw);
-    return typeof value === 'symbol' ? raw : String(value);
+    if (typeof value !== 'symbol') return String(value);
+    return KEYS.keep(raw);
   }
 
   /** A scalar from `start` to `end` on one line: plain, or quoted without escapes. */
@@ -473,9 +530,7 @@ class BlockReader {
       if (ch === COLON && (i + 1 === end || text.charCodeAt(i + 1) === SPACE)) throw DECLINE;
     }
     while (text.charCodeAt(stop - 1) === SPACE) stop--;
-    const raw = text.slice(start, stop);
-    const value = resolvePlain(raw);
-    return typeof value === 'symbol' ? raw : value;
+    return plainValue(text, start, stop);
   }
 
   /** A quoted scalar on one line, from its opening quote at `start`, then only a comment. */
