@@ -96,34 +96,42 @@ export function buildInventory(
   const macOwner = new Map<string, string>();
   kept.forEach((d, i) => {
     const before = own.length;
-    out.push(...hostEntry(d, i));
+    const entry = hostEntry(d, i);
+    if (entry) out.push(entry);
     if (own.length > before) troubled.add(i);
   });
-  function hostEntry(d: KindedDocument, i: number): InventoryDocument[] {
+  /** The document's entry; undefined when an inventory directory leaves it out. */
+  function hostEntry(d: KindedDocument, i: number): InventoryDocument | undefined {
     macsAt.push(undefined);
+    // Described once: in a one-shot command the memo keeps nothing (util/memo.ts).
+    const { key: host, entry } = described(d);
     if (d.kind === 'HardwareData') {
       if (d.valid) checkHardwareData(d, own);
-      return [inventoryDocument(d)];
+      return entry;
     }
-    if (!d.valid) return [inventoryDocument(d)];
-    const host = keyOf(d);
+    if (!d.valid) return entry;
     const hwDoc = hardwareData.get(host);
     const macs = identityMacs(d, hwDoc);
-    macsAt[i] = macs.map((m) => m.mac);
-    const clashes = macs.filter((m) => macOwner.has(m.mac));
-    for (const c of clashes) {
-      const message = `MAC ${c.mac} of BareMetalHost "${host}" is also a MAC of BareMetalHost "${macOwner.get(c.mac) ?? ''}"`;
-      const where = { file: c.doc.file, doc: c.doc.doc, pointer: (c.doc.base ?? '') + c.ptr() };
+    const texts: string[] = [];
+    let clashes = 0;
+    for (const m of macs) {
+      texts.push(m.mac);
+      const owner = macOwner.get(m.mac);
+      if (owner === undefined) continue;
+      clashes++;
+      const message = `MAC ${m.mac} of BareMetalHost "${host}" is also a MAC of BareMetalHost "${owner}"`;
+      const where = { file: m.doc.file, doc: m.doc.doc, pointer: macPointer(m, hwDoc) };
       own.push(
         reader === 'site'
           ? error('DUPLICATE_HOST_MAC', message, where)
           : leftOut(error('DUPLICATE_HOST_MAC', message, where), describe(d)),
       );
     }
-    if (reader === 'inventory' && clashes.length) return [];
+    macsAt[i] = texts;
+    if (reader === 'inventory' && clashes) return undefined;
     for (const m of macs) if (!macOwner.has(m.mac)) macOwner.set(m.mac, host);
     if (macs.length === 0 && !hasHardware(hardwareOf(d, hwDoc))) noHostData(d, own);
-    return [inventoryDocument(d)];
+    return entry;
   }
   problems.push(...own);
   if (reader === 'site') {
@@ -215,8 +223,17 @@ function firstOfEachName(docs: readonly KindedDocument[], problems: Problem[]): 
 interface IdentityMac {
   mac: string;
   doc: KindedDocument;
-  /** Built only for a problem: most MACs clash with none. */
-  ptr: () => string;
+  /** The NIC's index in the hardware's `nics`; -1 for `spec.bootMACAddress`. */
+  nic: number;
+}
+
+/** Where an identity MAC is written, built only for a problem: most MACs clash with none. */
+function macPointer(m: IdentityMac, hwDoc: KindedDocument | undefined): string {
+  const at =
+    m.nic < 0
+      ? '/spec/bootMACAddress'
+      : pointer(...(hwDoc ? ['spec', 'hardware'] : ['status', 'hardware']), 'nics', m.nic, 'mac');
+  return (m.doc.base ?? '') + at;
 }
 
 /**
@@ -240,21 +257,18 @@ function identityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined): Ide
 
 function readIdentityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined): IdentityMac[] {
   const out: IdentityMac[] = [];
-  const seen = new Set<string>();
-  const claim = (raw: unknown, doc: KindedDocument, ptr: () => string): void => {
+  const claim = (raw: unknown, doc: KindedDocument, nic: number): void => {
     if (typeof raw !== 'string') return;
     const mac = normalizeMac(raw);
-    if (!mac || mac === NULL_MAC || seen.has(mac)) return;
-    seen.add(mac);
-    out.push({ mac, doc, ptr });
+    if (!mac || mac === NULL_MAC) return;
+    // A host has a handful of MACs: a scan is cheaper than a Set.
+    for (const m of out) if (m.mac === mac) return;
+    out.push({ mac, doc, nic });
   };
-  claim(record(d.value['spec'])['bootMACAddress'], d, () => '/spec/bootMACAddress');
-  const hwPtr = hwDoc ? ['spec', 'hardware'] : ['status', 'hardware'];
+  claim(record(d.value['spec'])['bootMACAddress'], d, -1);
   const nics = hardwareOf(d, hwDoc)['nics'];
   if (Array.isArray(nics)) {
-    nics.forEach((nic, i) =>
-      claim(record(nic)['mac'], hwDoc ?? d, () => pointer(...hwPtr, 'nics', i, 'mac')),
-    );
+    for (let i = 0; i < nics.length; i++) claim(record(nics[i])['mac'], hwDoc ?? d, i);
   }
   return out;
 }

@@ -1,7 +1,7 @@
 import { NULL_MAC, normalizeMac } from '../../util/mac.js';
 import type { Host, Nic } from '../types.js';
 import { isSriovModel } from './sriov.js';
-import { ObjectMemo } from '../../util/memo.js';
+import { keepsDerived, ObjectMemo } from '../../util/memo.js';
 
 /** A BareMetalHost or HardwareData object as plain data (from the site, a directory or the API). */
 export interface Metal3Object {
@@ -57,6 +57,7 @@ export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
 }
 
 function hostOf(o: Metal3Object, hw: Record<string, unknown> | undefined): Host {
+  if (!keepsDerived()) return hostFromObject(o, hw); // a one-shot command (util/memo.ts)
   const inputs: HostInputs = { spec: o.spec, status: o.status, origin: o.origin, hw };
   const known = o.metadata ? built.get(o.metadata) : undefined;
   if (known && sameInputs(known, inputs)) return known.host;
@@ -129,7 +130,6 @@ function sameInputs(a: HostInputs, b: HostInputs): boolean {
 
 function hostFromObject(o: Metal3Object, hardwareData: Record<string, unknown> | undefined): Host {
   const m = meta(o);
-  const key = hostKey(m);
   const status = o.status ?? {};
   const hw = hardwareData ?? (isRecord(status['hardware']) ? status['hardware'] : {});
   const labels = o.metadata?.labels ?? {};
@@ -155,7 +155,7 @@ function hostFromObject(o: Metal3Object, hardwareData: Record<string, unknown> |
     eligible: reason === undefined,
     ineligibleReason: reason,
     ...(consumer === undefined ? {} : { consumer }),
-    origin: o.origin ?? key,
+    origin: o.origin ?? hostKey(m),
   };
 }
 
@@ -211,23 +211,27 @@ function ineligibility(o: Metal3Object, consumer: string | undefined): string | 
  */
 function nicsOf(raw: unknown): Nic[] {
   if (!Array.isArray(raw)) return [];
-  const byMac = new Map<string, Nic>();
+  // A host has a handful of NICs: a scan of those found so far is cheaper than a Map.
+  const nics: Nic[] = [];
+  const keys: string[] = [];
   for (const entry of raw) {
     if (!isRecord(entry) || typeof entry['mac'] !== 'string') continue;
     const mac = normalizeMac(entry['mac']);
     if (!mac) continue;
-    const key = mac === NULL_MAC ? `${mac}/${String(entry['name'] ?? byMac.size)}` : mac;
-    let nic = byMac.get(key);
-    if (!nic) {
+    const key = mac === NULL_MAC ? `${mac}/${String(entry['name'] ?? nics.length)}` : mac;
+    const at = keys.indexOf(key);
+    let nic = nics[at];
+    if (at < 0 || !nic) {
       nic = { mac, ips: [] };
       if (typeof entry['name'] === 'string') nic.name = entry['name'];
       if (typeof entry['model'] === 'string') nic.model = entry['model'];
-      byMac.set(key, nic);
+      nics.push(nic);
+      keys.push(key);
     }
     const ip = entry['ip'];
     if (typeof ip === 'string' && ip !== '' && !nic.ips.includes(ip)) nic.ips.push(ip);
   }
-  return [...byMac.values()];
+  return nics;
 }
 
 function meta(o: Metal3Object): { name: string; namespace?: string } {

@@ -119,20 +119,23 @@ export function siteHosts(index: HostIndex): SiteHosts {
 }
 
 function buildIndex(hosts: readonly Host[]): HostIndex {
+  // Each host derived once: in a one-shot command the memo keeps nothing (util/memo.ts).
+  const macsOf = new Map<SiteHost, readonly string[]>();
   const entries = hosts.map((host): SiteHost => {
     const d = deriveHost(host);
-    return { host, key: d.key, cap: d.cap };
+    const entry = { host, key: d.key, cap: d.cap };
+    macsOf.set(entry, d.macs);
+    return entry;
   });
-  const all = [...entries].sort(
-    (a, b) => compareText(a.key, b.key) || compareText(a.host.origin, b.host.origin),
-  );
+  // Observe hands hosts over sorted by key already: checked in one pass, sorted only if not.
+  const all = inOrder(entries) ? [...entries] : [...entries].sort(byKeyThenOrigin);
   const byKey = new Map<string, SiteHost>();
   const byMac = new Map<string, SiteHost[]>();
   const ineligible: SiteHost[] = [];
   for (const entry of all) {
     if (!byKey.has(entry.key)) byKey.set(entry.key, entry);
     if (!entry.host.eligible) ineligible.push(entry);
-    for (const mac of deriveHost(entry.host).macs) {
+    for (const mac of macsOf.get(entry) ?? []) {
       const list = byMac.get(mac);
       if (!list) byMac.set(mac, [entry]);
       // Two spellings of one MAC on the same host still name one host.
@@ -140,6 +143,17 @@ function buildIndex(hosts: readonly Host[]): HostIndex {
     }
   }
   return { hosts: [...hosts], entries, all, byKey, byMac, ineligible };
+}
+
+function byKeyThenOrigin(a: SiteHost, b: SiteHost): number {
+  return compareText(a.key, b.key) || compareText(a.host.origin, b.host.origin);
+}
+
+function inOrder(entries: readonly SiteHost[]): boolean {
+  for (let i = 1; i < entries.length; i++) {
+    if (byKeyThenOrigin(entries[i - 1] as SiteHost, entries[i] as SiteHost) > 0) return false;
+  }
+  return true;
 }
 
 /**
