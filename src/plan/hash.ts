@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ExecutionSettings } from '../config/execution.js';
-import type { ClusterPlan } from './types.js';
+import type { Action, ClusterPlan, PackageChange } from './types.js';
 
 /**
  * JSON with object keys sorted at every level: the same data always gives the same text.
@@ -81,7 +81,7 @@ export function clusterHashText(c: ClusterPlan): string {
   // (test/unit/plan/plan-cache.test.ts compares the two): building the object and then
   // walking it for key order took a quarter of a 10,000-node plan's planning.
   return (
-    `{"actions":${objectsText(c.actions, ACTION_KEYS)}` +
+    `{"actions":${actionsText(c.actions)}` +
     member('cluster', c.cluster) +
     member('desired', c.desired) +
     member('etcd', c.etcd) +
@@ -94,9 +94,38 @@ export function clusterHashText(c: ClusterPlan): string {
   );
 }
 
-/** What the hash covers of an action and of a node, in sorted order. */
-const ACTION_KEYS = ['kind', 'nodes', 'packages', 'plugins'] as const;
+/** What the hash covers of a node, in sorted order. */
 const NODE_KEYS = ['change', 'host', 'ip', 'mac', 'name', 'roles'] as const;
+
+/**
+ * Every key of a package change, in sorted order: all of them are hashed, and the compiler
+ * holds this list to the type (each key once, no other).
+ */
+const PACKAGE_KEYS = Object.keys({
+  from: 1,
+  name: 1,
+  node: 1,
+  to: 1,
+  unheld: 1,
+} satisfies Record<keyof PackageChange, 1>).sort() as (keyof PackageChange)[];
+
+/**
+ * The actions as the hash covers them (kind, nodes, packages, plugins, in that order), each
+ * package change written out key by key like the other entries: sorting the keys of ~20,000
+ * package changes made a fifth of what a 10,000-node plan allocated.
+ */
+function actionsText(actions: readonly Action[]): string {
+  let out = '[';
+  for (let i = 0; i < actions.length; i++) {
+    const a = actions[i] as Action;
+    let body = member('kind', a.kind) + member('nodes', a.nodes);
+    if (Array.isArray(a.packages)) body += `,"packages":${objectsText(a.packages, PACKAGE_KEYS)}`;
+    else body += member('packages', a.packages);
+    body += member('plugins', a.plugins);
+    out += `${i === 0 ? '' : ','}{${body.slice(1)}}`;
+  }
+  return out + ']';
+}
 
 /** A JSON array of objects holding `keys` of each item (in the order given: sorted). */
 function objectsText<T extends object>(items: readonly T[], keys: readonly (keyof T)[]): string {

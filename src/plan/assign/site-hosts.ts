@@ -21,6 +21,8 @@ export interface SiteHost {
   host: Host;
   key: string;
   cap: Capacity;
+  /** The host's MACs, canonical: boot MAC first, then its NICs' (hostMacs). */
+  macs: readonly string[];
 }
 
 /** Eligible hosts with the same capacity; `hosts` sorted by key. */
@@ -119,13 +121,9 @@ export function siteHosts(index: HostIndex): SiteHosts {
 }
 
 function buildIndex(hosts: readonly Host[]): HostIndex {
-  // Each host derived once: in a one-shot command the memo keeps nothing (util/memo.ts).
-  const macsOf = new Map<SiteHost, readonly string[]>();
   const entries = hosts.map((host): SiteHost => {
     const d = deriveHost(host);
-    const entry = { host, key: d.key, cap: d.cap };
-    macsOf.set(entry, d.macs);
-    return entry;
+    return { host, key: d.key, cap: d.cap, macs: d.macs };
   });
   // Observe hands hosts over sorted by key already: checked in one pass, sorted only if not.
   const all = inOrder(entries) ? [...entries] : [...entries].sort(byKeyThenOrigin);
@@ -135,7 +133,7 @@ function buildIndex(hosts: readonly Host[]): HostIndex {
   for (const entry of all) {
     if (!byKey.has(entry.key)) byKey.set(entry.key, entry);
     if (!entry.host.eligible) ineligible.push(entry);
-    for (const mac of macsOf.get(entry) ?? []) {
+    for (const mac of entry.macs) {
       const list = byMac.get(mac);
       if (!list) byMac.set(mac, [entry]);
       // Two spellings of one MAC on the same host still name one host.
@@ -200,7 +198,7 @@ function patchIndex(
     const was = deriveHost(before.host);
     if (d.key !== was.key || host.origin !== before.host.origin || !sameList(d.macs, was.macs))
       return undefined;
-    const entry: SiteHost = { host, key: d.key, cap: d.cap };
+    const entry: SiteHost = { host, key: d.key, cap: d.cap, macs: d.macs };
     entries[i] = entry;
     swap.set(before, entry);
     hostSwap.set(before.host, host);
@@ -295,7 +293,7 @@ export function canonicalMac(raw: string): string {
 }
 
 export function hasMac(entry: SiteHost, mac: string): boolean {
-  return hostMacs(entry.host).some((m) => canonicalMac(m) === mac);
+  return entry.macs.includes(mac);
 }
 
 function capKey(c: Capacity): string {

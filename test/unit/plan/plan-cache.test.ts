@@ -263,7 +263,13 @@ describe('clusterHashText', () => {
         actions: Array.from({ length: Math.floor(r() * 3) }, () => ({
           kind: 'provision-cluster',
           nodes: maybe([text(), text()]),
-          packages: maybe([{ version: maybe(text()), name: text() }]),
+          // Package changes as the plan makes them (every key of PackageChange, hashed), in
+          // either key order.
+          packages: maybe([
+            r() < 0.5
+              ? { node: text(), name: text(), from: maybe(text()), to: maybe(text()) }
+              : { unheld: maybe(true), to: maybe(text()), name: text(), node: text() },
+          ]),
           plugins: maybe([text()]),
           reason: text(),
         })),
