@@ -95,8 +95,9 @@ async function parser(which: string): Promise<(text: string) => unknown[]> {
   }
   if (which === 'fast4') {
     const y = await import('js-yaml-4');
-    const { FAST_SCHEMA } = await import('../src/load/core-schema.js');
-    return (t) => y.loadAll(t, { schema: FAST_SCHEMA, maxDepth: DEFAULT_LIMITS.maxDepth });
+    const { fastSchema4 } = await import('../src/load/core-schema.js');
+    const schema = fastSchema4();
+    return (t) => y.loadAll(t, { schema, maxDepth: DEFAULT_LIMITS.maxDepth });
   }
   if (which === 'fast') return (t) => loadFast(t, DEFAULT_LIMITS) ?? [];
   if (which === 'js5') return (t) => loadExact('f.yaml', t, DEFAULT_LIMITS);

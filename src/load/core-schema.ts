@@ -1,4 +1,5 @@
-import { FAILSAFE_SCHEMA, Type, type Schema } from 'js-yaml-4';
+import type { Schema } from 'js-yaml-4';
+import { jsYaml4 } from './yaml-libs.js';
 
 /**
  * The YAML 1.2 core schema for js-yaml 4: plain scalars resolve to the same values as with
@@ -90,14 +91,20 @@ function parseFloatValue(source: string): number {
 // value found by resolve is kept for construct instead of being parsed twice.
 let resolved: unknown;
 
-const coreScalar = new Type('tag:yaml.org,2002:core-scalar', {
-  kind: 'scalar',
-  resolve: (data) => {
-    if (typeof data !== 'string') return false;
-    resolved = resolvePlain(data);
-    return resolved !== STRING;
-  },
-  construct: () => resolved,
-});
+let fastSchema: Schema | undefined;
 
-export const FAST_SCHEMA: Schema = FAILSAFE_SCHEMA.extend({ implicit: [coreScalar] });
+/** js-yaml 4's schema for site files, made when js-yaml 4 is first needed (yaml-libs.ts). */
+export function fastSchema4(): Schema {
+  if (fastSchema) return fastSchema;
+  const { FAILSAFE_SCHEMA, Type } = jsYaml4();
+  const coreScalar = new Type('tag:yaml.org,2002:core-scalar', {
+    kind: 'scalar',
+    resolve: (data) => {
+      if (typeof data !== 'string') return false;
+      resolved = resolvePlain(data);
+      return resolved !== STRING;
+    },
+    construct: () => resolved,
+  });
+  return (fastSchema = FAILSAFE_SCHEMA.extend({ implicit: [coreScalar] }));
+}

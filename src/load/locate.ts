@@ -1,4 +1,5 @@
-import { EVENT_ID, getScalarValue, parseEvents, type Event } from 'js-yaml';
+import type { Event } from 'js-yaml';
+import { jsYaml5 } from './yaml-libs.js';
 import { parsePointer } from '../util/problem.js';
 
 /**
@@ -86,6 +87,7 @@ export class FileLocator {
 }
 
 function buildTrees(text: string): Array<PosNode | undefined> {
+  const { EVENT_ID, getScalarValue, parseEvents } = jsYaml5();
   let events: Event[];
   try {
     events = parseEvents(text, { maxDepth: 1000 });

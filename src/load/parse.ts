@@ -1,8 +1,9 @@
-import { CORE_SCHEMA, YAMLException, loadAll, mergeTag } from 'js-yaml';
-import { loadAll as loadAllFast, type LoadOptions } from 'js-yaml-4';
+import type { Schema } from 'js-yaml';
+import type { LoadOptions } from 'js-yaml-4';
 import { error, type Problem } from '../util/problem.js';
 import { loadBlock } from './block-yaml.js';
-import { FAST_SCHEMA } from './core-schema.js';
+import { fastSchema4 } from './core-schema.js';
+import { jsYaml4, jsYaml5 } from './yaml-libs.js';
 import type { LoadLimits } from './limits.js';
 
 /** One YAML document of a site file. `value` is plain JSON-compatible data. */
@@ -24,7 +25,13 @@ export interface ParsedFile {
  * (sigs.k8s.io/yaml), so manifests written for it use them, and without this they would be an
  * ordinary key named `<<` that every schema accepts and nothing reads.
  */
-const SCHEMA = CORE_SCHEMA.withTags(mergeTag);
+let schema5: Schema | undefined;
+
+function referenceSchema(): Schema {
+  if (schema5) return schema5;
+  const { CORE_SCHEMA, mergeTag } = jsYaml5();
+  return (schema5 = CORE_SCHEMA.withTags(mergeTag));
+}
 
 /** Keys copied through merge keys, per file: a merge bomb stops here. */
 const MAX_MERGE_KEYS = 10_000;
@@ -108,8 +115,8 @@ export function loadFast(text: string, limits: LoadLimits): unknown[] | undefine
 function loadJsYaml4(text: string, limits: LoadLimits): unknown[] | undefined {
   if (usesRareFeatures(text)) return undefined;
   try {
-    return loadAllFast(text, {
-      schema: FAST_SCHEMA,
+    return jsYaml4().loadAll(text, {
+      schema: fastSchema4(),
       maxDepth: limits.maxDepth,
       maxTotalMergeKeys: MAX_MERGE_KEYS,
       onWarning: rethrow,
@@ -248,8 +255,8 @@ function isSpaceOrEnd(c: number): boolean {
 
 /** js-yaml 5's reading of a file, with every limit; throws its error. */
 export function loadExact(file: string, text: string, limits: LoadLimits): unknown[] {
-  return loadAll(text, {
-    schema: SCHEMA,
+  return jsYaml5().loadAll(text, {
+    schema: referenceSchema(),
     maxTotalMergeKeys: MAX_MERGE_KEYS,
     maxDepth: limits.maxDepth,
     maxAliases: limits.maxAliases,
@@ -292,7 +299,7 @@ function expandedSize(value: unknown, limit: number): number {
 }
 
 function yamlProblem(file: string, err: unknown, limits: LoadLimits): Problem {
-  if (err instanceof YAMLException) {
+  if (err instanceof jsYaml5().YAMLException) {
     const reason = err.reason ?? 'YAML error';
     const where = { file, line: (err.mark?.line ?? 0) + 1, column: (err.mark?.column ?? 0) + 1 };
     if (reason.includes('duplicated mapping key')) {

@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, readdirSync } from
 import { lstat, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { isUtf8 } from 'node:buffer';
-import ignore, { type Ignore } from 'ignore';
+import type { Ignore } from 'ignore';
 import { error, warning, type Problem } from '../util/problem.js';
 import { blobId, type SiteCache } from './cache.js';
 import type { LoadLimits } from './limits.js';
@@ -67,9 +67,9 @@ export async function readSite(
 
 /** The root's `.bpaignore`, or undefined when there is none (nothing to match each path against). */
 async function loadIgnore(root: string, problems: Problem[]): Promise<Ignore | undefined> {
-  const ig = ignore();
+  let patterns = '';
   try {
-    ig.add(await readFile(join(root, '.bpaignore'), 'utf8'));
+    patterns = await readFile(join(root, '.bpaignore'), 'utf8');
   } catch (err: unknown) {
     if (isErrno(err, 'ENOENT')) return undefined;
     problems.push(
@@ -80,7 +80,9 @@ async function loadIgnore(root: string, problems: Problem[]): Promise<Ignore | u
       }),
     );
   }
-  return ig;
+  // The matcher is loaded only for a site that has a .bpaignore.
+  const { default: ignore } = await import('ignore');
+  return ignore().add(patterns);
 }
 
 async function walk(

@@ -1,0 +1,24 @@
+/**
+ * js-yaml 5 (the reference parser) and js-yaml 4 (the fast fallback), loaded on first use:
+ * bpa's own reader (block-yaml.ts) reads the files of most sites alone, and loading the two
+ * libraries cost every `bpa validate` and `bpa plan` about 20 ms of its start (docs/PERFORMANCE.md).
+ * Loaded synchronously (their CommonJS builds), since parsing a file is synchronous.
+ */
+import { createRequire } from 'node:module';
+
+type JsYaml5 = typeof import('js-yaml');
+type JsYaml4 = typeof import('js-yaml-4');
+
+const load = createRequire(import.meta.url);
+let reference: JsYaml5 | undefined;
+let fast: JsYaml4 | undefined;
+
+/** js-yaml 5: files the fast readers decline, error messages and positions (locate.ts). */
+export function jsYaml5(): JsYaml5 {
+  return (reference ??= load('js-yaml') as JsYaml5);
+}
+
+/** js-yaml 4: files bpa's reader declines, before js-yaml 5 is asked. */
+export function jsYaml4(): JsYaml4 {
+  return (fast ??= load('js-yaml-4') as JsYaml4);
+}
