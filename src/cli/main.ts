@@ -100,10 +100,30 @@ function oneLine(text: string): string {
 
 function processIo(): Io {
   return {
-    out: (s) => process.stdout.write(s),
-    err: (s) => process.stderr.write(s),
+    out: writer(process.stdout),
+    err: writer(process.stderr),
     exit: (code) => {
       process.exitCode = code;
     },
+  };
+}
+
+/**
+ * Writes to a standard stream until it fails. When its reader goes away (`bpa plan -o json |
+ * head`), what follows is dropped and the command ends as it would have; any other failure
+ * is one line on stderr and exit code 1. Never an unhandled error with a stack trace.
+ */
+function writer(stream: NodeJS.WriteStream): (s: string) => void {
+  let closed = false;
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    closed = true;
+    if (err.code === 'EPIPE') return;
+    process.exitCode = EXIT.failed;
+    if (stream !== process.stderr) {
+      process.stderr.write(`bpa: cannot write to standard output: ${err.code ?? err.message}\n`);
+    }
+  });
+  return (s) => {
+    if (!closed) stream.write(s);
   };
 }
