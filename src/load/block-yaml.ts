@@ -122,7 +122,29 @@ function plainValue(text: string, start: number, stop: number): unknown {
 }
 
 /** Characters that may not start a plain scalar (YAML 1.2 indicators), besides `-`, `?`, `:`. */
-const INDICATOR = new Set([...'[]{},#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
+const INDICATORS = charTable('[]{},#&*!|>\'"%@`', 1);
+
+function isIndicator(c: number): boolean {
+  return c < 0x80 && INDICATORS[c] === 1;
+}
+
+/**
+ * What each ASCII character is to a plain scalar in a flow collection: 0 part of it, END (`,`,
+ * `]`, `}`, a line break) the end of it, COMMENT (`#`) its end after a space, DECLINED (`:`,
+ * `[`, `{`) something the reader leaves to the slower path. One table read per character.
+ */
+const END = 1;
+const COMMENT = 2;
+const DECLINED = 3;
+const IN_FLOW_PLAIN = charTable(',]}\n', END);
+IN_FLOW_PLAIN[HASH] = COMMENT;
+for (const c of ':[{') IN_FLOW_PLAIN[c.charCodeAt(0)] = DECLINED;
+
+function charTable(chars: string, value: number): Uint8Array {
+  const table = new Uint8Array(0x80);
+  for (const c of chars) table[c.charCodeAt(0)] = value;
+  return table;
+}
 
 class BlockReader {
   private readonly text: string;
@@ -440,17 +462,20 @@ class BlockReader {
     const text = this.text;
     const start = this.p;
     const c = text.charCodeAt(start);
-    if (INDICATOR.has(c) || Number.isNaN(c)) throw DECLINE;
+    if (isIndicator(c) || Number.isNaN(c)) throw DECLINE;
     if (c === DASH || c === QUESTION || c === COLON) {
       const after = text.charCodeAt(start + 1);
-      if (after === SPACE || after === NEWLINE || INDICATOR.has(after)) throw DECLINE;
+      if (after === SPACE || after === NEWLINE || isIndicator(after)) throw DECLINE;
     }
     let p = start;
     for (; p < text.length; p++) {
       const ch = text.charCodeAt(p);
-      if (ch === COMMA || ch === RBRACKET || ch === RBRACE || ch === NEWLINE) break;
-      if (ch === HASH && text.charCodeAt(p - 1) === SPACE) break;
-      if (ch === COLON || ch === LBRACKET || ch === LBRACE) throw DECLINE;
+      const is = ch < 0x80 ? (IN_FLOW_PLAIN[ch] as number) : 0;
+      if (is === 0) continue;
+      if (is === END) break;
+      if (is === COMMENT) {
+        if (text.charCodeAt(p - 1) === SPACE) break;
+      } else throw DECLINE;
     }
     let stop = p;
     while (text.charCodeAt(stop - 1) === SPACE) stop--;
@@ -492,7 +517,7 @@ class BlockReader {
     if (colon === start || this.text.charCodeAt(colon - 1) === SPACE) throw DECLINE;
     const c = this.text.charCodeAt(start);
     if (
-      INDICATOR.has(c) ||
+      isIndicator(c) ||
       c === COLON ||
       ((c === DASH || c === QUESTION) && this.text.charCodeAt(start + 1) === SPACE)
     )
@@ -513,7 +538,7 @@ class BlockReader {
     const text = this.text;
     const c = text.charCodeAt(start);
     if (c === DQUOTE || c === SQUOTE) return this.quoted(start, end, c);
-    if (INDICATOR.has(c)) throw DECLINE;
+    if (isIndicator(c)) throw DECLINE;
     if (
       (c === DASH || c === QUESTION || c === COLON) &&
       (start + 1 === end || text.charCodeAt(start + 1) === SPACE)
