@@ -93,7 +93,8 @@ export async function checkoutSite(
 
 function lstatOrNot(path: string): fs.Stats | undefined {
   try {
-    return lstatSync(path);
+    // A file not there yet is the usual case of a first checkout: no error made and thrown.
+    return lstatSync(path, { throwIfNoEntry: false });
   } catch {
     return undefined;
   }
