@@ -768,6 +768,30 @@ describe('the fast loader reads what js-yaml 5 reads', () => {
     agree('...a: 1\n');
   });
 
+  it('keys and words found again by their text: a slot shared by other text is no match', () => {
+    // The reader keeps strings it has read by a slot of length and end characters: texts that
+    // share a slot (`abc`, `axc`), texts that resolve to something else in it (`0x1` beside
+    // `0y1`, `true` beside `trie`), keys beside values, long strings and two-byte ones must
+    // each read as themselves, in either order, however often they repeat.
+    const texts = [
+      'a: abc\nb: axc\nc: abc\nd: axc\n',
+      'a: 0y1\nb: 0x1\nc: 0y1\nd: 0x1\n',
+      'k: trie\nl: true\nm: trie\nn: null\no: nulL\n',
+      'abc: 1\naxc: 2\n0x1: 3\n0y1: 4\ntrue: 5\ntrie: 6\n',
+      'abc: abc\naxc: [axc, abc, {abc: axc}]\n',
+      'm: Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz\nn: Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz\n',
+      'm: Intel(R) Xeon(R) Gold 6231 CPU @ 2.10GHz\nn: Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz\n',
+      'ä: ü\nü: ä\nx: 😀\ny: 😁\n',
+      '{a: abc, b: axc, abc: 0x1, axc: 0y1}\n',
+    ];
+    for (let round = 0; round < 3; round++) {
+      for (const text of round === 1 ? [...texts].reverse() : texts) {
+        assert.notEqual(loadBlock(text, DEFAULT_LIMITS), undefined, text);
+        agree(text);
+      }
+    }
+  });
+
   it('the block reader reads a good share of all the cases above itself (not vacuous)', () => {
     assert.ok(blockDecided > 1200, `${blockDecided} read by the block reader`);
   });
