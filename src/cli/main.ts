@@ -39,6 +39,17 @@ export async function main(
   env: NodeJS.ProcessEnv = process.env,
   now: () => number = Date.now,
 ): Promise<number> {
+  const code = await run(argv, io, env, now);
+  // Output that could not be written fails the command, whatever it did after writing.
+  return outputFailed ? EXIT.failed : code;
+}
+
+async function run(
+  argv: string[],
+  io: Io,
+  env: NodeJS.ProcessEnv,
+  now: () => number,
+): Promise<number> {
   const program = new Command('bpa')
     .description('GitOps reconciler for bare-metal edge sites')
     .version(version())
@@ -98,15 +109,21 @@ function oneLine(text: string): string {
   return printable(text.replace(/\r?\n/g, ' '));
 }
 
+/** The process's standard streams, made once: each gets one error listener. */
+let standardIo: Io | undefined;
+
 function processIo(): Io {
-  return {
+  return (standardIo ??= {
     out: writer(process.stdout),
     err: writer(process.stderr),
     exit: (code) => {
       process.exitCode = code;
     },
-  };
+  });
 }
+
+/** Whether writing to a standard stream failed for another reason than its reader leaving. */
+let outputFailed = false;
 
 /**
  * Writes to a standard stream until it fails. When its reader goes away (`bpa plan -o json |
@@ -118,6 +135,8 @@ function writer(stream: NodeJS.WriteStream): (s: string) => void {
   stream.on('error', (err: NodeJS.ErrnoException) => {
     closed = true;
     if (err.code === 'EPIPE') return;
+    // Before main returns, it returns 1; after, the exit code is set here.
+    outputFailed = true;
     process.exitCode = EXIT.failed;
     if (stream !== process.stderr) {
       process.stderr.write(`bpa: cannot write to standard output: ${err.code ?? err.message}\n`);

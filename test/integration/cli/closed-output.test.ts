@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -49,12 +50,17 @@ describe('standard output that goes away or fails', function () {
   it('a full disk (/dev/full): one line naming the failure, exit 1', async function () {
     if (!existsSync('/dev/full')) this.skip();
     const full = await open('/dev/full', 'w');
+    const out = await mkdtemp(join(tmpdir(), 'bpa-closed-output-'));
     try {
-      const r = await run(['plan', EXAMPLE, '-o', 'json'], full.fd);
-      assert.equal(r.code, 1);
-      assert.equal(r.stderr, 'bpa: cannot write to standard output: ENOSPC\n');
+      // With --out the command goes on writing files after its output failed: still exit 1.
+      for (const extra of [[], ['--out', out]]) {
+        const r = await run(['plan', EXAMPLE, '-o', 'json', ...extra], full.fd);
+        assert.equal(r.code, 1, extra.join(' '));
+        assert.equal(r.stderr, 'bpa: cannot write to standard output: ENOSPC\n');
+      }
     } finally {
       await full.close();
+      await rm(out, { recursive: true, force: true });
     }
   });
 });
