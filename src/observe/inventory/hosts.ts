@@ -219,9 +219,8 @@ function nicsOf(raw: unknown): Nic[] {
     const mac = normalizeMac(entry['mac']);
     if (!mac) continue;
     const key = mac === NULL_MAC ? `${mac}/${String(entry['name'] ?? nics.length)}` : mac;
-    const at = keys.indexOf(key);
-    let nic = nics[at];
-    if (at < 0 || !nic) {
+    let nic = nics[keys.indexOf(key)];
+    if (!nic) {
       nic = { mac, ips: [] };
       if (typeof entry['name'] === 'string') nic.name = entry['name'];
       if (typeof entry['model'] === 'string') nic.model = entry['model'];
