@@ -52,7 +52,9 @@ export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
   const place = new Int32Array(objects.length).fill(-1);
   hosts.forEach((h, i) => (place[h.at] = i));
   const out = hosts.map((h) => h.host);
-  last = { objects: [...objects], keys, hardwareData, place, hosts: out };
+  // Kept for the next call only where there is one (util/memo.ts): in a one-shot command all
+  // this would only outlive its use, for the garbage collector to move.
+  if (keepsDerived()) last = { objects: [...objects], keys, hardwareData, place, hosts: out };
   return [...out];
 }
 
@@ -151,7 +153,8 @@ function hostFromObject(o: Metal3Object, hardwareData: Record<string, unknown> |
     sriov:
       flag(labels[SRIOV_LABEL]) ?? nics.some((n) => n.model !== undefined && isSriovModel(n.model)),
     qat: flag(labels[QAT_LABEL]) ?? false,
-    labels: { ...labels },
+    // The document's own labels: documents are never changed once read, nor are hosts.
+    labels,
     eligible: reason === undefined,
     ineligibleReason: reason,
     ...(consumer === undefined ? {} : { consumer }),
@@ -219,16 +222,27 @@ function nicsOf(raw: unknown): Nic[] {
     const mac = normalizeMac(entry['mac']);
     if (!mac) continue;
     const key = mac === NULL_MAC ? `${mac}/${String(entry['name'] ?? nics.length)}` : mac;
-    let nic = nics[keys.indexOf(key)];
-    if (!nic) {
-      nic = { mac, ips: [] };
-      if (typeof entry['name'] === 'string') nic.name = entry['name'];
-      if (typeof entry['model'] === 'string') nic.model = entry['model'];
-      nics.push(nic);
-      keys.push(key);
-    }
     const ip = entry['ip'];
-    if (typeof ip === 'string' && ip !== '' && !nic.ips.includes(ip)) nic.ips.push(ip);
+    const hasIp = typeof ip === 'string' && ip !== '';
+    const nic = nics[keys.indexOf(key)];
+    if (nic) {
+      if (hasIp && !nic.ips.includes(ip)) nic.ips.push(ip);
+      continue;
+    }
+    const name = entry['name'];
+    const model = entry['model'];
+    const ips = hasIp ? [ip] : [];
+    // Made whole in one literal when it has both (nearly every NIC): a field added later
+    // costs the object a second allocation.
+    if (typeof name === 'string' && typeof model === 'string') {
+      nics.push({ mac, ips, name, model });
+    } else {
+      const made: Nic = { mac, ips };
+      if (typeof name === 'string') made.name = name;
+      if (typeof model === 'string') made.model = model;
+      nics.push(made);
+    }
+    keys.push(key);
   }
   return nics;
 }
