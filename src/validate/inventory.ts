@@ -12,7 +12,7 @@ import { classify, type KindedDocument, type Reader } from './classify.js';
 import type { InventoryDocument } from './model.js';
 import { checkSchema, schemaValidator, type SchemaValidator } from './schema.js';
 import { word } from '../util/pluralize.js';
-import { ObjectMemo } from '../util/memo.js';
+import { keepsDerived, ObjectMemo } from '../util/memo.js';
 
 export interface InventoryValidation {
   /** The hosts and hardware that can be read; never emptied by a problem elsewhere. */
@@ -134,7 +134,9 @@ export function buildInventory(
     return entry;
   }
   problems.push(...own);
-  if (reader === 'site') {
+  // Kept for the next build only where there is one (util/memo.ts): in a one-shot command it
+  // would only outlive its use, for the garbage collector to move.
+  if (reader === 'site' && keepsDerived()) {
     lastSite = {
       docs: metal3,
       out,
