@@ -67,25 +67,30 @@ function check(
   }
   const seen = new Set<string>();
   for (const n of nodes) {
-    const where = `cluster ${cluster.name}: node ${JSON.stringify(n.name)}`;
     if (!LABEL.test(n.name))
-      throw new StalledError('HOSTS_INI_INVALID', `${where} is not an RFC 1123 label`);
-    if (seen.has(n.name)) throw new StalledError('HOSTS_INI_INVALID', `${where} is listed twice`);
+      throw new StalledError('HOSTS_INI_INVALID', `${where(cluster, n)} is not an RFC 1123 label`);
+    if (seen.has(n.name))
+      throw new StalledError('HOSTS_INI_INVALID', `${where(cluster, n)} is listed twice`);
     seen.add(n.name);
     // isIP alone admits IPv6 zone ids ("fe80::1%eth0"); an inventory wants a plain address.
     if (!/^[0-9a-fA-F:.]+$/.test(n.ip) || isIP(n.ip) === 0) {
       throw new StalledError(
         'HOSTS_INI_INVALID',
-        `${where}: ${JSON.stringify(n.ip)} is not an IP address`,
+        `${where(cluster, n)}: ${JSON.stringify(n.ip)} is not an IP address`,
       );
     }
     if (!n.roles.includes('master') && !n.roles.includes('worker')) {
       throw new StalledError(
         'HOSTS_INI_INVALID',
-        `${where} has neither the master nor the worker role`,
+        `${where(cluster, n)} has neither the master nor the worker role`,
       );
     }
   }
+}
+
+/** Where a node's problem is, written only for a problem: the check runs for every node. */
+function where(cluster: InventoryCluster, n: InventoryNode): string {
+  return `cluster ${cluster.name}: node ${JSON.stringify(n.name)}`;
 }
 
 function section(name: string, lines: readonly string[]): string {
