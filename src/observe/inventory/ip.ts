@@ -24,7 +24,7 @@ export interface SkippedAddress {
 export interface IpResolution {
   resolved?: ResolvedIp;
   /** Addresses passed over before the one chosen (all of them when none was). */
-  skipped: SkippedAddress[];
+  skipped: readonly SkippedAddress[];
 }
 
 const LINK_LOCAL_V6 = ranges(['fe80::', 10, 'ipv6']);
@@ -137,7 +137,8 @@ function resolve(
   leases: ReadonlyMap<string, Lease>,
   order: readonly IpSource[],
 ): IpResolution {
-  const skipped: SkippedAddress[] = [];
+  // Made only when an address is passed over: nearly every host's first address is usable.
+  let skipped: SkippedAddress[] | undefined;
   const macs = hostMacs(host);
   for (const source of order) {
     if (source === 'lease') {
@@ -146,8 +147,11 @@ function resolve(
         if (!lease) continue;
         const why = unusableAddress(lease.ip);
         if (why === undefined)
-          return { resolved: { ip: lease.ip, source, mac, origin: lease.origin }, skipped };
-        skipped.push({ ip: lease.ip, mac, source, why });
+          return {
+            resolved: { ip: lease.ip, source, mac, origin: lease.origin },
+            skipped: skipped ?? NONE_SKIPPED,
+          };
+        (skipped ??= []).push({ ip: lease.ip, mac, source, why });
       }
     } else {
       const nics = [...host.nics].sort(
@@ -159,12 +163,18 @@ function resolve(
             if (isIPv4(ip) !== wantV4) continue;
             const why = unusableAddress(ip);
             if (why === undefined)
-              return { resolved: { ip, source, mac: nic.mac, origin: host.origin }, skipped };
-            skipped.push({ ip, mac: nic.mac, source, why });
+              return {
+                resolved: { ip, source, mac: nic.mac, origin: host.origin },
+                skipped: skipped ?? NONE_SKIPPED,
+              };
+            (skipped ??= []).push({ ip, mac: nic.mac, source, why });
           }
         }
       }
     }
   }
-  return { skipped };
+  return { skipped: skipped ?? NONE_SKIPPED };
 }
+
+/** The `skipped` of a resolution that passed nothing over, shared (never changed). */
+const NONE_SKIPPED: readonly SkippedAddress[] = Object.freeze([]);
