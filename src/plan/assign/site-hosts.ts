@@ -21,6 +21,8 @@ export interface SiteHost {
   host: Host;
   key: string;
   cap: Capacity;
+  /** `cap` as a key: hosts with the same one are in the same class (hostClasses). */
+  capKey: string;
   /** The host's MACs, canonical: boot MAC first, then its NICs' (hostMacs). */
   macs: readonly string[];
 }
@@ -87,7 +89,7 @@ function deriveHost(host: Host): Derived {
       key: hostKey(host),
       cap,
       capKey: capKey(cap),
-      macs: hostMacs(host).map(canonicalMac),
+      macs: canonicalMacs(host),
     };
     derived.set(host, d);
   }
@@ -120,11 +122,19 @@ export function siteHosts(index: HostIndex): SiteHosts {
   return { ...index, index, takers: new Map() };
 }
 
+/** The host's MACs (hostMacs), each canonical. */
+function canonicalMacs(host: Host): string[] {
+  const macs = hostMacs(host); // a list of its own: changed in place
+  for (let i = 0; i < macs.length; i++) macs[i] = canonicalMac(macs[i] as string);
+  return macs;
+}
+
+function entryOf(host: Host, d: Derived): SiteHost {
+  return { host, key: d.key, cap: d.cap, capKey: d.capKey, macs: d.macs };
+}
+
 function buildIndex(hosts: readonly Host[]): HostIndex {
-  const entries = hosts.map((host): SiteHost => {
-    const d = deriveHost(host);
-    return { host, key: d.key, cap: d.cap, macs: d.macs };
-  });
+  const entries = hosts.map((host) => entryOf(host, deriveHost(host)));
   // Observe hands hosts over sorted by key already: checked in one pass, sorted only if not.
   const all = inOrder(entries) ? [...entries] : [...entries].sort(byKeyThenOrigin);
   const byKey = new Map<string, SiteHost>();
@@ -198,7 +208,7 @@ function patchIndex(
     const was = deriveHost(before.host);
     if (d.key !== was.key || host.origin !== before.host.origin || !sameList(d.macs, was.macs))
       return undefined;
-    const entry: SiteHost = { host, key: d.key, cap: d.cap, macs: d.macs };
+    const entry = entryOf(host, d);
     entries[i] = entry;
     swap.set(before, entry);
     hostSwap.set(before.host, host);
@@ -314,10 +324,9 @@ export function hostClasses(site: HostIndex): HostClass[] {
   const groups = new Map<string, HostClass>();
   for (const entry of site.all) {
     if (!entry.host.eligible) continue;
-    const k = capKey(entry.cap);
-    const group = groups.get(k);
+    const group = groups.get(entry.capKey);
     if (group) group.hosts.push(entry);
-    else groups.set(k, { cap: entry.cap, hosts: [entry] });
+    else groups.set(entry.capKey, { cap: entry.cap, hosts: [entry] });
   }
   const classes = [...groups.values()].sort(
     (a, b) =>
