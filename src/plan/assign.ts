@@ -185,6 +185,7 @@ function takerText(site: SiteHosts, entry: SiteHost): string {
 
 /** Pass 1: keep nodes on the hosts they were applied on, where those still qualify. */
 function keepPrior(slots: Slot[], site: SiteHosts, prior: readonly PriorAssignment[]): void {
+  if (prior.length === 0) return; // nothing applied yet: no node has a host to keep
   const recorded = new Map<string, string>();
   for (const p of prior) {
     const k = `${p.cluster}\u0000${p.node}`;
@@ -222,12 +223,13 @@ function placeByMac(slots: Slot[], site: SiteHosts): void {
       fail(slot, `mac ${mac} belongs to more than one host: ${found.map((e) => e.key).join(', ')}`);
       continue;
     }
-    const host = `host ${entry.key} (mac ${mac})`;
+    // Written only for a problem: most pinned nodes get their host.
+    const host = (): string => `host ${entry.key} (mac ${mac})`;
     const miss = shortfalls(slot.need, entry.cap);
     if (!entry.host.eligible)
-      fail(slot, `${host} is not eligible: ${entry.host.ineligibleReason ?? 'unknown reason'}`);
-    else if (miss.length > 0) fail(slot, `${host} ${describeShortfalls(miss)}`);
-    else if (site.takers.has(entry)) fail(slot, `${host} is taken by ${takerText(site, entry)}`);
+      fail(slot, `${host()} is not eligible: ${entry.host.ineligibleReason ?? 'unknown reason'}`);
+    else if (miss.length > 0) fail(slot, `${host()} ${describeShortfalls(miss)}`);
+    else if (site.takers.has(entry)) fail(slot, `${host()} is taken by ${takerText(site, entry)}`);
     else place(site, slot, entry, false, `mac ${mac}`);
   }
 }
@@ -243,7 +245,9 @@ function placeByResources(slots: Slot[], site: SiteHosts): void {
   const needIndex = new Map<string, number>();
   const needs: Need[] = [];
   const members: Slot[][] = [];
-  for (const s of pending) {
+  /** The need class of each of `pending`, in the same order. */
+  const classOf = new Int32Array(pending.length);
+  pending.forEach((s, at) => {
     const k = needKeyOf(s.need);
     let i = needIndex.get(k);
     if (i === undefined) {
@@ -253,19 +257,16 @@ function placeByResources(slots: Slot[], site: SiteHosts): void {
       members.push([]);
     }
     members[i]?.push(s);
-  }
+    classOf[at] = i;
+  });
   const matcher = new ClassMatcher(
     needs,
     classes.map((c) => c.cap),
     free.map((f) => f.length),
   );
-  const served = members.map(() => 0);
-  for (const s of pending) {
-    const i = needIndex.get(needKeyOf(s.need)) as number;
-    if (matcher.place(i)) served[i] = (served[i] ?? 0) + 1;
-  }
+  for (const i of classOf) matcher.place(i);
 
-  // Nodes of a class were served in site order, so the first `served[i]` of them are placed.
+  // Nodes of a class were served in site order, so the ones placed are its first ones.
   const next = free.map(() => 0);
   members.forEach((list, i) => {
     let n = 0;
@@ -291,9 +292,9 @@ function placeByResources(slots: Slot[], site: SiteHosts): void {
 
   const ineligible = describeIneligible(site.ineligible);
   const competition = new Map<number, string>();
-  for (const s of pending) {
-    if (s.placed) continue;
-    const i = needIndex.get(needKeyOf(s.need)) as number;
+  pending.forEach((s, at) => {
+    if (s.placed) return;
+    const i = classOf[at] as number;
     let text = competition.get(i);
     if (text === undefined) {
       text = describeCompetition(s.need, classes, site.takers);
@@ -302,7 +303,7 @@ function placeByResources(slots: Slot[], site: SiteHosts): void {
     const need = describeNeed(s.need) || 'any eligible host';
     if (site.all.length === 0) fail(s, `needs ${need}; ${EMPTY}`);
     else fail(s, `needs ${need}; ${text}${ineligible ? `. ${ineligible}` : ''}`);
-  }
+  });
 }
 
 /** Said instead of "no eligible host qualifies" when there is no host to qualify at all. */

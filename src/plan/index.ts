@@ -75,8 +75,13 @@ export function planSite(input: PlanInput): Plan {
   }
   const assignment = assignHosts(model.clusters, input.hosts, prior, cache?.assignment);
   const problems: Problem[] = [];
-  const placed = new Map<string, Placement>();
-  for (const p of assignment.placements) placed.set(`${p.cluster}/${p.node}`, p);
+  // By cluster, then node: names as they are, no key to build for each of 10,000 nodes.
+  const placed = new Map<string, Map<string, Placement>>();
+  for (const p of assignment.placements) {
+    let nodes = placed.get(p.cluster);
+    if (!nodes) placed.set(p.cluster, (nodes = new Map()));
+    nodes.set(p.node, p);
+  }
   const byName = new Map<string, ClusterModel>();
   for (const c of model.clusters) if (!byName.has(c.name)) byName.set(c.name, c);
   const blocked = new Set<string>();
@@ -96,7 +101,8 @@ export function planSite(input: PlanInput): Plan {
   let reused = 0;
   const clusters: ClusterPlan[] = [];
   for (const cluster of model.clusters) {
-    const placements = cluster.nodes.map((spec) => placed.get(`${cluster.name}/${spec.name}`));
+    const ofCluster = placed.get(cluster.name);
+    const placements = cluster.nodes.map((spec) => ofCluster?.get(spec.name));
     const resolutions = placements.map((p) =>
       p ? resolveNodeIp(p.host, input.leases, input.ipOrder) : undefined,
     );
