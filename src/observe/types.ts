@@ -2,7 +2,7 @@
  * What the observe stage knows about the real world. Produced by inventory sources and lease
  * readers; consumed by the pure plan stage.
  */
-import { NULL_MAC } from '../util/mac.js';
+import { isNullMac } from '../util/mac.js';
 
 /** One network interface of a host. */
 export interface Nic {
@@ -40,9 +40,9 @@ export interface Host {
 export function hostMacs(host: Host): string[] {
   // A host has a handful of MACs: a list is cheaper than a Set (10,000 hosts, several calls each).
   const macs: string[] = [];
-  if (host.bootMac && host.bootMac !== NULL_MAC) macs.push(host.bootMac);
+  if (host.bootMac && !isNullMac(host.bootMac)) macs.push(host.bootMac);
   for (const nic of host.nics) {
-    if (nic.mac !== NULL_MAC && !macs.includes(nic.mac)) macs.push(nic.mac);
+    if (!isNullMac(nic.mac) && !macs.includes(nic.mac)) macs.push(nic.mac);
   }
   return macs;
 }

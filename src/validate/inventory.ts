@@ -6,7 +6,7 @@
  * file, line and cause, and the other hosts are used.
  */
 import type { LoadedSite } from '../load/index.js';
-import { NULL_MAC, normalizeMac } from '../util/mac.js';
+import { isNullMac, normalizeMac } from '../util/mac.js';
 import { error, pointer, warning, type Problem } from '../util/problem.js';
 import { classify, type KindedDocument, type Reader } from './classify.js';
 import type { InventoryDocument } from './model.js';
@@ -262,7 +262,7 @@ function readIdentityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined):
   const claim = (raw: unknown, doc: KindedDocument, nic: number): void => {
     if (typeof raw !== 'string') return;
     const mac = normalizeMac(raw);
-    if (!mac || mac === NULL_MAC) return;
+    if (!mac || isNullMac(mac)) return;
     // A host has a handful of MACs: a scan is cheaper than a Set.
     for (const m of out) if (m.mac === mac) return;
     out.push({ mac, doc, nic });

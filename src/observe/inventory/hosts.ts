@@ -1,4 +1,4 @@
-import { NULL_MAC, normalizeMac } from '../../util/mac.js';
+import { isNullMac, normalizeMac } from '../../util/mac.js';
 import type { Host, Nic } from '../types.js';
 import { isSriovModel } from './sriov.js';
 import { keepsDerived, ObjectMemo } from '../../util/memo.js';
@@ -221,7 +221,7 @@ function nicsOf(raw: unknown): Nic[] {
     if (!isRecord(entry) || typeof entry['mac'] !== 'string') continue;
     const mac = normalizeMac(entry['mac']);
     if (!mac) continue;
-    const key = mac === NULL_MAC ? `${mac}/${String(entry['name'] ?? nics.length)}` : mac;
+    const key = isNullMac(mac) ? `${mac}/${String(entry['name'] ?? nics.length)}` : mac;
     const ip = entry['ip'];
     const hasIp = typeof ip === 'string' && ip !== '';
     const nic = nics[keys.indexOf(key)];

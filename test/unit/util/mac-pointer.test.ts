@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { isCanonical, normalizeMac } from '../../../src/util/mac.js';
+import { isCanonical, isNullMac, normalizeMac, NULL_MAC } from '../../../src/util/mac.js';
 import { parsePointer, pointer } from '../../../src/util/problem.js';
 
 describe('normalizeMac and isCanonical', () => {
@@ -34,6 +34,24 @@ describe('normalizeMac and isCanonical', () => {
     for (const bad of ['', '52:54:00:ab:cd', '52:54:00:ab:cd:ef:00', '52:54:00:ab:cd:e', 'x'])
       assert.equal(normalizeMac(bad), undefined, bad);
     assert.equal(normalizeMac('52-54:00-ab:cd:ef'), undefined, 'mixed separators');
+  });
+});
+
+describe('isNullMac', () => {
+  it('is NULL_MAC only, whichever of its characters another MAC shares', () => {
+    assert.equal(isNullMac(NULL_MAC), true);
+    // Read from a file, as a slice of its text: not the same string object.
+    const text = `mac: "${NULL_MAC}"`;
+    assert.equal(isNullMac(text.slice(6, 23)), true);
+    for (let i = 0; i < NULL_MAC.length; i++) {
+      if (NULL_MAC[i] === ':') continue;
+      for (const c of ['1', 'f']) {
+        const other = NULL_MAC.slice(0, i) + c + NULL_MAC.slice(i + 1);
+        assert.equal(isNullMac(other), false, other);
+      }
+    }
+    for (const other of ['', '00:00:00:00:00', '00:00:00:00:00:000', '52:54:00:00:00:00'])
+      assert.equal(isNullMac(other), false, JSON.stringify(other));
   });
 });
 
