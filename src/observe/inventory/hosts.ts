@@ -180,7 +180,7 @@ function ineligibility(o: Metal3Object, consumer: string | undefined): string | 
   if (consumer !== undefined)
     reasons.push(`consumed${consumer ? ` by ${consumer}` : ''} (spec.consumerRef)`);
   if (o.spec?.['online'] !== true) reasons.push('not online (spec.online is not true)');
-  if (!isRecord(o.status) || Object.keys(o.status).length === 0) {
+  if (!isRecord(o.status) || isEmpty(o.status)) {
     // Written by hand or exported without status: metal3 has not reported on it.
     reasons.push('no status (metal3 has not reported on it)');
     return reasons.join('; ');
@@ -254,6 +254,12 @@ function meta(o: Metal3Object): { name: string; namespace?: string } {
 function flag(label: string | undefined): boolean | undefined {
   if (label === undefined) return undefined;
   return label.toLowerCase() === 'true';
+}
+
+/** No own field, found without listing them (one list per host otherwise). */
+function isEmpty(o: Record<string, unknown>): boolean {
+  for (const k in o) if (Object.prototype.hasOwnProperty.call(o, k)) return false;
+  return true;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
