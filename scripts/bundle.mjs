@@ -3,7 +3,8 @@
 // on a large site. Modules the CLI imports lazily (serve, apply, the Kubernetes and SSH
 // layers) become chunks of their own, loaded as before only by the commands that need them;
 // packages stay in node_modules. Source maps chain to src/ through tsc's, for stack traces
-// and coverage. Run by `npm run build` after tsc.
+// and coverage. Run by `npm run build` after tsc. Whitespace and syntax are minified (names
+// are kept, for profiles and stack traces): less for V8 to parse at every start.
 import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,4 +24,6 @@ await build({
   packages: 'external',
   sourcemap: 'linked',
   logLevel: 'warning',
+  minifyWhitespace: true,
+  minifySyntax: true,
 });

@@ -94,7 +94,7 @@ function where(cluster: InventoryCluster, n: InventoryNode): string {
 }
 
 function section(name: string, lines: readonly string[]): string {
-  return `[${name}]\n${lines.map((l) => `${l}\n`).join('')}`;
+  return lines.length ? `[${name}]\n${lines.join('\n')}\n` : `[${name}]\n`;
 }
 
 export interface HostsIniOptions {
