@@ -60,10 +60,18 @@ export function parseDnsmasq(text: string, file: string, now: number): ParsedLea
     }
     if (addr.kind === 'other') continue;
     const seconds = Number(expiry);
-    const lease: Lease = { mac: addr.mac, ip, origin: `${file}:${lineNo}` };
-    // dnsmasq writes 0 for a lease without end.
-    if (seconds !== 0) lease.expires = seconds * 1000;
-    if (hostname !== '*' && hostname !== '') lease.hostname = hostname;
+    const origin = `${file}:${lineNo}`;
+    // dnsmasq writes 0 for a lease without end. A lease with both an end and a host name (most
+    // of them) is made whole in one literal: a field added later costs a second allocation.
+    const named = hostname !== '*' && hostname !== '';
+    let lease: Lease;
+    if (seconds !== 0 && named)
+      lease = { mac: addr.mac, ip, origin, expires: seconds * 1000, hostname };
+    else {
+      lease = { mac: addr.mac, ip, origin };
+      if (seconds !== 0) lease.expires = seconds * 1000;
+      if (named) lease.hostname = hostname;
+    }
     candidates.push({ lease, seq: i });
   }
   return { leases: newestPerMac(candidates, now), problems };
