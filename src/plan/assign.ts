@@ -51,8 +51,6 @@ export interface Placement {
   cluster: string;
   node: string;
   host: Host;
-  /** The host's MACs, canonical, boot MAC first (its index entry's): where its address is looked up. */
-  macs: readonly string[];
   /** True when the node stays on the host it was applied on. */
   sticky: boolean;
   /** Why this host: "mac …", "resources: cpu 16≥8, …", "kept from applied state". */
@@ -123,7 +121,6 @@ export function assignHosts(
         cluster: s.cluster,
         node: s.node.name,
         host: s.placed.entry.host,
-        macs: s.placed.entry.macs,
         sticky: s.placed.sticky,
         reason: s.placed.reason,
       });

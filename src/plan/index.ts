@@ -104,7 +104,7 @@ export function planSite(input: PlanInput): Plan {
     const ofCluster = placed.get(cluster.name);
     const placements = cluster.nodes.map((spec) => ofCluster?.get(spec.name));
     const resolutions = placements.map((p) =>
-      p ? resolveNodeIp(p.host, input.leases, input.ipOrder, p.macs) : undefined,
+      p ? resolveNodeIp(p.host, input.leases, input.ipOrder) : undefined,
     );
     let inputs: unknown[] | undefined;
     if (cache && shared) {

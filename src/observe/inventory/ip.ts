@@ -111,18 +111,14 @@ const resolutions = new WeakMap<
 
 /**
  * `resolveIp`, with the addresses it passed over and why. The same host, map and order give
- * the same result object (read it, never change it). `macs`: the host's MACs as `hostMacs`
- * lists them, canonical, when the caller has them already (the plan has them from its host
- * index): not listed again for each of 10,000 nodes.
+ * the same result object (read it, never change it).
  */
 export function resolveNodeIp(
   host: Host,
   leases: ReadonlyMap<string, Lease>,
   order: readonly IpSource[] = DEFAULT_IP_ORDER,
-  macs?: readonly string[],
 ): IpResolution {
-  // a one-shot command (util/memo.ts)
-  if (!keepsDerived()) return resolve(host, leases, order, macs);
+  if (!keepsDerived()) return resolve(host, leases, order); // a one-shot command (util/memo.ts)
   let byHost = resolutions.get(leases);
   if (!byHost) {
     byHost = new WeakMap();
@@ -131,7 +127,7 @@ export function resolveNodeIp(
   const held = byHost.get(host);
   if (held && held.order.length === order.length && held.order.every((s, i) => s === order[i]))
     return held.result;
-  const result = resolve(host, leases, order, macs);
+  const result = resolve(host, leases, order);
   byHost.set(host, { order: [...order], result });
   return result;
 }
@@ -140,11 +136,10 @@ function resolve(
   host: Host,
   leases: ReadonlyMap<string, Lease>,
   order: readonly IpSource[],
-  known: readonly string[] | undefined,
 ): IpResolution {
   // Made only when an address is passed over: nearly every host's first address is usable.
   let skipped: SkippedAddress[] | undefined;
-  const macs = known ?? hostMacs(host);
+  const macs = hostMacs(host);
   for (const source of order) {
     if (source === 'lease') {
       for (const mac of macs) {

@@ -56,20 +56,6 @@ describe('unusableAddress: the IPv4 fast path reads the ranges as BlockList does
   });
 });
 
-describe('resolveNodeIp with the MACs given', () => {
-  it("looks leases up by the MACs given, in their order, as it would by the host's own", () => {
-    const boot = '52:54:00:00:00:02';
-    const nic = '52:54:00:00:00:03';
-    const h = host(2, { bootMac: boot, nics: [{ mac: nic, ips: [] }] });
-    const leases = new Map([
-      [boot, { mac: boot, ip: '198.18.0.2', origin: 'leases:1' }],
-      [nic, { mac: nic, ip: '198.18.0.3', origin: 'leases:2' }],
-    ]);
-    assert.deepEqual(resolveNodeIp(h, leases, undefined, [boot, nic]), resolveNodeIp(h, leases));
-    assert.equal(resolveNodeIp(h, leases, undefined, [nic, boot]).resolved?.ip, '198.18.0.3');
-  });
-});
-
 describe('resolveNodeIp: kept per host, lease map and order', () => {
   withDerivedKept();
   const mac = '52:54:00:00:00:01';
