@@ -72,8 +72,8 @@ const RBRACE = 0x7d;
  * keys, and words such as a namespace, a state or a NIC model, repeat across thousands of
  * hosts. One string for each is less to allocate, less for the garbage collector to move and,
  * for a key, no new property name to look up. A slot, chosen by length and end characters,
- * keeps the first string that fell in it for the life of the process (a bounded set, each a
- * copy of its own: never a slice that would keep a whole file's text alive).
+ * keeps the first string that fell in it for the life of the process (a bounded set, each of
+ * its own text: never a slice that would keep a whole file's text alive).
  */
 class StringSlots {
   private readonly slots: Array<string | undefined>;
@@ -102,7 +102,8 @@ class StringSlots {
   keep(s: string): string {
     const slot = this.slot(s, 0, s.length);
     if (this.slots[slot] !== undefined) return s;
-    // A slice of 13 characters or more refers to its text: a concatenation, sliced, is a copy.
+    // A slice of 13 characters or more refers to the text it was cut from: one cut from a
+    // concatenation refers to that copy, and keeps no file's text alive.
     const own = s.length < 13 ? s : (s + ' ').slice(0, -1);
     this.slots[slot] = own;
     return own;

@@ -77,11 +77,12 @@ export function planHash(
  * `{"clusters":[entry,…],"settings":…}`, so an unchanged cluster's entry can be kept.
  */
 export function clusterHashText(c: ClusterPlan): string {
-  // One JSON.stringify of an object built with its keys in sorted order, at every level, as
-  // canonicalJson would write it (test/unit/plan/plan-cache.test.ts compares the two): twice
-  // as fast on a 10,000-node plan as writing the text member by member, and it makes a
-  // fraction of the strings. Free-form values (desired, rollout) are put in order by `sorted`,
-  // which returns them as they are when they already are.
+  // One JSON.stringify of an object built with its keys in sorted order, as canonicalJson
+  // would write it (test/unit/plan/plan-cache.test.ts compares the two): twice as fast on a
+  // 10,000-node plan as writing the text member by member, and it makes a fraction of the
+  // strings. The plan's types make it canonical at every level: the other members are strings
+  // and lists of strings, written as they are, and the free-form values (desired, rollout) are
+  // put in order by `sorted`, which returns them as they are when they already are.
   const entry: Record<HashedClusterKey, unknown> = {
     actions: c.actions.map(hashedAction),
     cluster: c.cluster,

@@ -30,7 +30,8 @@ export function isNullMac(mac: string): boolean {
  * the loop is optimized and after (75,000 MACs: 9 against 13 ms cold, 2.4 against 6.4 warm).
  */
 export function isCanonical(raw: string): boolean {
-  return CANONICAL.test(raw);
+  // A regular expression would read anything else as its text: a MAC is a string or nothing.
+  return typeof raw === 'string' && CANONICAL.test(raw);
 }
 
 const CANONICAL = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/;

@@ -134,8 +134,8 @@ export function buildInventory(
     return entry;
   }
   problems.push(...own);
-  // Kept for the next build only where there is one (util/memo.ts): in a one-shot command it
-  // would only outlive its use, for the garbage collector to move.
+  // A full build is kept for the next one only where there is one (util/memo.ts): in a
+  // one-shot command it would only outlive its use, for the garbage collector to move.
   if (reader === 'site' && keepsDerived()) {
     lastSite = {
       docs: metal3,

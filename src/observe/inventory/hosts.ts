@@ -52,8 +52,8 @@ export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
   const place = new Int32Array(objects.length).fill(-1);
   hosts.forEach((h, i) => (place[h.at] = i));
   const out = hosts.map((h) => h.host);
-  // Kept for the next call only where there is one (util/memo.ts): in a one-shot command all
-  // this would only outlive its use, for the garbage collector to move.
+  // A full build is kept for the next call only where there is one (util/memo.ts): in a
+  // one-shot command it would only outlive its use, for the garbage collector to move.
   if (keepsDerived()) last = { objects: [...objects], keys, hardwareData, place, hosts: out };
   return [...out];
 }
