@@ -223,15 +223,22 @@ function placeByMac(slots: Slot[], site: SiteHosts): void {
       fail(slot, `mac ${mac} belongs to more than one host: ${found.map((e) => e.key).join(', ')}`);
       continue;
     }
-    // Written only for a problem: most pinned nodes get their host.
-    const host = (): string => `host ${entry.key} (mac ${mac})`;
     const miss = shortfalls(slot.need, entry.cap);
     if (!entry.host.eligible)
-      fail(slot, `${host()} is not eligible: ${entry.host.ineligibleReason ?? 'unknown reason'}`);
-    else if (miss.length > 0) fail(slot, `${host()} ${describeShortfalls(miss)}`);
-    else if (site.takers.has(entry)) fail(slot, `${host()} is taken by ${takerText(site, entry)}`);
+      fail(
+        slot,
+        `${pinned(entry, mac)} is not eligible: ${entry.host.ineligibleReason ?? 'unknown reason'}`,
+      );
+    else if (miss.length > 0) fail(slot, `${pinned(entry, mac)} ${describeShortfalls(miss)}`);
+    else if (site.takers.has(entry))
+      fail(slot, `${pinned(entry, mac)} is taken by ${takerText(site, entry)}`);
     else place(site, slot, entry, false, `mac ${mac}`);
   }
+}
+
+/** "host metal3/node-1 (mac …)", written only for a problem: most pinned nodes get their host. */
+function pinned(entry: SiteHost, mac: string): string {
+  return `host ${entry.key} (mac ${mac})`;
 }
 
 /** Pass 3: a maximum matching of the remaining nodes to the free eligible hosts. */
