@@ -9,9 +9,14 @@ import { createRequire } from 'node:module';
 type JsYaml5 = typeof import('js-yaml');
 type JsYaml4 = typeof import('js-yaml-4');
 
-const load = createRequire(import.meta.url);
 let reference: JsYaml5 | undefined;
 let fast: JsYaml4 | undefined;
+
+/**
+ * A require made at the first load, not when the module loads: the CLI's start-up snapshot
+ * (scripts/bundle.mjs) is built in one place and may run from another.
+ */
+const load = (id: string): unknown => createRequire(import.meta.url)(id);
 
 /** js-yaml 5: files the fast readers decline, error messages and positions (locate.ts). */
 export function jsYaml5(): JsYaml5 {

@@ -27,10 +27,15 @@ export interface IpResolution {
   skipped: readonly SkippedAddress[];
 }
 
+/** Address ranges, checked as a BlockList built on first use. */
+interface Ranges {
+  check(address: string, family: 'ipv4' | 'ipv6'): boolean;
+}
+
 const LINK_LOCAL_V6 = ranges(['fe80::', 10, 'ipv6']);
 
 /** Ranges that are never a node's address, IPv4-mapped IPv6 forms included. */
-const NEVER: ReadonlyArray<readonly [string, BlockList]> = [
+const NEVER: ReadonlyArray<readonly [string, Ranges]> = [
   ['unspecified', ranges(['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6'])],
   ['loopback', ranges(['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6'])],
   ['multicast', ranges(['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6'])],
@@ -39,10 +44,21 @@ const NEVER: ReadonlyArray<readonly [string, BlockList]> = [
   ['IPv4 link-local (no DHCP answer): not reachable from bpa', ranges(['169.254.0.0', 16, 'ipv4'])],
 ];
 
-function ranges(...subnets: Array<[string, number, 'ipv4' | 'ipv6']>): BlockList {
-  const list = new BlockList();
-  for (const [net, prefix, type] of subnets) list.addSubnet(net, prefix, type);
-  return list;
+/**
+ * Built on first use, not when the module loads: a BlockList holds a native handle, which
+ * the CLI's start-up snapshot (scripts/bundle.mjs) cannot keep.
+ */
+function ranges(...subnets: Array<[string, number, 'ipv4' | 'ipv6']>): Ranges {
+  let list: BlockList | undefined;
+  return {
+    check(address, family) {
+      if (!list) {
+        list = new BlockList();
+        for (const [net, prefix, type] of subnets) list.addSubnet(net, prefix, type);
+      }
+      return list.check(address, family);
+    },
+  };
 }
 
 /**

@@ -1,0 +1,296 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import {
+  cp,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readdir,
+  rm,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const SNAPSHOT = join(ROOT, 'dist', 'snapshot');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `bpa` run as a program (the shell half of bin/bpa), with no coverage and no NODE_OPTIONS
+ * unless given: BPA_SNAPSHOT=on starts validate, plan and diff from the start-up snapshot
+ * or fails, BPA_SNAPSHOT=off never starts from it.
+ */
+function bpa(bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      bin,
+      args,
+      {
+        cwd,
+        timeout: 60_000,
+        maxBuffer: 1 << 26,
+        // Empty, not deleted: a child of a process under coverage gets NODE_V8_COVERAGE
+        // unless its environment names the variable.
+        env: { ...process.env, NODE_V8_COVERAGE: '', NODE_OPTIONS: '', BPA_STATE_DIR: '', ...env },
+      },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** Runs `args` from the snapshot and without it; both must agree, byte for byte. */
+async function bothWays(bin: string, args: string[], cwd: string): Promise<Run> {
+  const fromSnapshot = await bpa(bin, args, { BPA_SNAPSHOT: 'on' }, cwd);
+  const fromBundle = await bpa(bin, args, { BPA_SNAPSHOT: 'off' }, cwd);
+  assert.deepEqual(fromSnapshot, fromBundle, `bpa ${args.join(' ')}`);
+  return fromSnapshot;
+}
+
+/**
+ * bin/bpa starts `bpa validate`, `bpa plan` and `bpa diff` from the CLI's start-up snapshot
+ * (scripts/bundle.mjs, docs/PERFORMANCE.md): the same output and exit codes as the bundle,
+ * from wherever the installation is, and the bundle whenever the snapshot cannot be read.
+ */
+describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function () {
+  this.timeout(300_000);
+  let dir: string;
+  const bin = join(ROOT, 'bin', 'bpa');
+  before(async function () {
+    // Asked of a node of its own: the tests' node runs without require(esm) (.mocharc).
+    if ((await nodeEval('process.features.require_module')) !== 'true') {
+      console.log(
+        `      skipped: Node.js ${process.version} cannot require() an ES module, so npm run build makes no snapshot`,
+      );
+      this.skip();
+    }
+    dir = await mkdtemp(join(tmpdir(), 'bpa-snapshot-'));
+    await cp(join(ROOT, 'sites', 'example'), join(dir, 'site'), { recursive: true });
+    await cp(join(ROOT, 'sites', 'example'), join(dir, 'broken'), { recursive: true });
+    await writeFile(
+      join(dir, 'broken', 'extra.yaml'),
+      'apiVersion: bpa.akraino.org/v1alpha1\nkind: Cluster\nmetadata:\n  name: [x\n',
+    );
+    await cp(join(ROOT, 'sites', 'example'), join(dir, 'unplaced'), { recursive: true });
+    const prov = join(dir, 'unplaced', 'clusters', 'cluster-east', 'provisioning.yaml');
+    await writeFile(prov, (await readFile(prov, 'utf8')).replace(/cpu: 24/g, 'cpu: 512'));
+  });
+  after(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('gives the output and exit code of the bundle for validate, plan and diff', async () => {
+    const cases: Array<[string[], number]> = [
+      [['validate', 'site'], 0],
+      [['validate', 'broken'], 1],
+      [['validate', 'broken', '-o', 'json'], 1],
+      [['plan', 'site', '--state', 'state-a'], 2],
+      [['plan', 'site', '--state', 'state-b', '-o', 'json'], 2],
+      [['plan', 'site', '--state', 'state-c', '-o', 'markdown', '--out', 'ini'], 2],
+      [['plan', 'unplaced', '--state', 'state-d'], 1],
+      [['plan', 'missing'], 1],
+      [['plan', '--no-such-option'], 64],
+      [['plan', '--help'], 0],
+      [['diff', 'site', 'broken', '--state', 'state-e'], 1],
+      [['diff', 'site', 'unplaced', '--state', 'state-f', '-o', 'json'], 1],
+    ];
+    for (const [args, code] of cases) {
+      const r = await bothWays(bin, args, dir);
+      assert.equal(r.code, code, `bpa ${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    }
+    // A located problem keeps its file:line.
+    const unplaced = await bpa(
+      bin,
+      ['plan', 'unplaced', '--state', 'state-g'],
+      { BPA_SNAPSHOT: 'on' },
+      dir,
+    );
+    assert.match(
+      unplaced.stdout,
+      /provisioning\.yaml:\d+:\d+: error NODE_UNPLACED: cluster cluster-east: worker-1: needs cpu≥512/,
+    );
+    // --out wrote the hosts.ini files.
+    assert.ok((await readdir(join(dir, 'ini'))).length > 0);
+  });
+
+  it('starts through a link to bin/bpa, as npm installs it', async () => {
+    const link = join(dir, 'link-bin', 'bpa');
+    await mkdir(join(dir, 'link-bin'));
+    await symlink(bin, link);
+    const r = await bothWays(link, ['validate', 'site'], dir);
+    assert.equal(r.code, 0, r.stderr);
+  });
+
+  it('loads packages it does not hold (the Kubernetes client) from the installation', async () => {
+    const { startFakeKube } = await import('../../fakes/kube-api-server.js');
+    const { loadAll, CORE_SCHEMA } = await import('js-yaml');
+    const kube = await startFakeKube();
+    try {
+      const text = await readFile(
+        join(ROOT, 'sites', 'example', 'inventory', 'hosts.yaml'),
+        'utf8',
+      );
+      for (const doc of loadAll(text, { schema: CORE_SCHEMA }) as Array<
+        Parameters<typeof kube.put>[0] & { status?: unknown }
+      >) {
+        kube.put(doc);
+        if (doc.status)
+          kube.updateStatus(
+            doc.apiVersion,
+            doc.kind,
+            doc.metadata.namespace ?? 'default',
+            doc.metadata.name ?? '',
+            doc.status,
+          );
+      }
+      await cp(join(dir, 'site'), join(dir, 'api-site'), { recursive: true });
+      await rm(join(dir, 'api-site', 'inventory'), { recursive: true });
+      const args = (state: string): string[] => [
+        'plan',
+        'api-site',
+        '-o',
+        'json',
+        '--state',
+        state,
+        '--kubeconfig',
+        kube.kubeconfigPath,
+        '--inventory-namespace',
+        'metal3',
+      ];
+      const listed = kube.requests.length;
+      const fromSnapshot = await bpa(bin, args('kube-a'), { BPA_SNAPSHOT: 'on' }, dir);
+      assert.equal(fromSnapshot.code, 2, fromSnapshot.stdout + fromSnapshot.stderr);
+      assert.ok(
+        kube.requests
+          .slice(listed)
+          .some((r) => r.path === '/apis/metal3.io/v1alpha1/namespaces/metal3/baremetalhosts'),
+      );
+      const fromBundle = await bpa(bin, args('kube-b'), { BPA_SNAPSHOT: 'off' }, dir);
+      assert.deepEqual(fromSnapshot, fromBundle);
+      const embedded = await bpa(bin, ['plan', 'site', '-o', 'json', '--state', 'kube-c'], {}, dir);
+      const hash = (out: string): string => (JSON.parse(out) as { hash: string }).hash;
+      assert.equal(hash(fromSnapshot.stdout), hash(embedded.stdout));
+    } finally {
+      await kube.stop();
+    }
+  });
+
+  describe('an installation in another place', () => {
+    let inst: string;
+    let instBin: string;
+    before(async () => {
+      // bin/ and the snapshot copied, the rest linked: what an image or a moved checkout has.
+      inst = join(dir, 'installed');
+      await mkdir(join(inst, 'bin'), { recursive: true });
+      await mkdir(join(inst, 'dist'));
+      instBin = join(inst, 'bin', 'bpa');
+      await cp(bin, instBin);
+      await cp(join(ROOT, 'package.json'), join(inst, 'package.json'));
+      await symlink(join(ROOT, 'node_modules'), join(inst, 'node_modules'));
+      for (const entry of await readdir(join(ROOT, 'dist'))) {
+        if (entry !== 'snapshot')
+          await symlink(join(ROOT, 'dist', entry), join(inst, 'dist', entry));
+      }
+      await cp(SNAPSHOT, join(inst, 'dist', 'snapshot'), { recursive: true });
+      await touchLike(join(inst, 'dist', 'snapshot', 'node.stamp'), join(SNAPSHOT, 'node.stamp'));
+    });
+
+    it('runs from the snapshot built elsewhere', async () => {
+      const a = await bpa(
+        instBin,
+        ['plan', 'site', '--state', 'inst-a', '-o', 'json'],
+        { BPA_SNAPSHOT: 'on' },
+        dir,
+      );
+      const b = await bpa(
+        bin,
+        ['plan', 'site', '--state', 'inst-b', '-o', 'json'],
+        { BPA_SNAPSHOT: 'off' },
+        dir,
+      );
+      assert.equal(a.code, 2, a.stderr);
+      assert.deepEqual(a, b);
+    });
+
+    it('falls back to the bundle when another Node.js built the snapshot, or NODE_OPTIONS is set', async () => {
+      const stamp = join(inst, 'dist', 'snapshot', 'node.stamp');
+      await utimes(stamp, new Date(), new Date(Date.now() - 86_400_000));
+      const refused = await bpa(instBin, ['validate', 'site'], { BPA_SNAPSHOT: 'on' }, dir);
+      assert.equal(refused.code, 1);
+      assert.equal(
+        refused.stderr,
+        'bpa: cannot start from the start-up snapshot: another Node.js built it (npm run build makes it again)\n',
+      );
+      const fallback = await bpa(instBin, ['validate', 'site'], {}, dir);
+      assert.equal(fallback.code, 0, fallback.stderr);
+      assert.match(fallback.stdout, /valid/);
+
+      await touchLike(stamp, join(SNAPSHOT, 'node.stamp'));
+      const options = { NODE_OPTIONS: '--max-old-space-size=512' };
+      const refusedOptions = await bpa(
+        instBin,
+        ['validate', 'site'],
+        { ...options, BPA_SNAPSHOT: 'on' },
+        dir,
+      );
+      assert.equal(refusedOptions.code, 1);
+      assert.match(refusedOptions.stderr, /NODE_OPTIONS is set/);
+      const withOptions = await bpa(instBin, ['validate', 'site'], options, dir);
+      assert.equal(withOptions.code, 0, withOptions.stderr);
+
+      await rm(join(inst, 'dist', 'snapshot'), { recursive: true });
+      const none = await bpa(instBin, ['validate', 'site'], { BPA_SNAPSHOT: 'on' }, dir);
+      assert.equal(none.code, 1);
+      assert.match(none.stderr, /has none \(npm run build makes it\)/);
+      const without = await bpa(instBin, ['validate', 'site'], {}, dir);
+      assert.equal(without.code, 0, without.stderr);
+    });
+  });
+
+  it('other commands, and node bin/bpa, run the bundle; a bad BPA_SNAPSHOT is a usage error', async () => {
+    const version = await bpa(bin, ['--version'], { BPA_SNAPSHOT: 'on' }, dir);
+    assert.equal(version.code, 0, version.stderr);
+    const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    assert.equal(version.stdout, `${pkg.version}\n`);
+    const asScript = await bpa(
+      process.execPath,
+      [bin, 'validate', 'site'],
+      { BPA_SNAPSHOT: 'on' },
+      dir,
+    );
+    assert.equal(asScript.code, 0, asScript.stderr);
+    const bad = await bpa(bin, ['validate', 'site'], { BPA_SNAPSHOT: 'yes' }, dir);
+    assert.equal(bad.code, 64);
+    assert.equal(bad.stderr, 'bpa: BPA_SNAPSHOT is "yes": give on, off or auto\n');
+  });
+});
+
+/** Gives `file` the modification time of `like`, to the nanosecond (touch -r). */
+function touchLike(file: string, like: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile('touch', ['-r', like, file], (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+/** What `node -p expression` prints, without NODE_OPTIONS. */
+function nodeEval(expression: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['-p', expression],
+      { env: { ...process.env, NODE_OPTIONS: '' } },
+      (err, stdout) => (err ? reject(err) : resolve(stdout.trim())),
+    );
+  });
+}
