@@ -15,9 +15,11 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-# npm run build: tsc, then the CLI bundled into dist/bundle/ (what bin/bpa runs).
+# npm run build: tsc, then the CLI bundled into dist/bundle/ (what bin/bpa runs). Its
+# start-up snapshot (dist/snapshot/) is left out: it serves bin/bpa run as a program, and the
+# image's entry point runs `node /app/bin/bpa`, the bundle.
 COPY scripts/bundle.mjs ./scripts/
-RUN npm run build
+RUN npm run build && rm -rf dist/snapshot
 
 # ---- deps: the production dependencies alone -------------------------------------------------
 FROM ${NODE_IMAGE} AS deps
