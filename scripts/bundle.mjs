@@ -108,9 +108,10 @@ if (!process.features.require_module) {
       env: { ...process.env, NODE_OPTIONS: '' },
     },
   );
-  // The Node.js that built it, by its modification time: bin/bpa uses the snapshot only with
-  // a node of the same time (another build of Node.js cannot read it).
+  // The Node.js that built it: its path (the first line), its version, and its modification
+  // time as the stamp's own. bin/bpa uses the snapshot only with that same file, unchanged
+  // since (another build of Node.js cannot read it).
   const stamp = join(snapshotDir, 'node.stamp');
-  writeFileSync(stamp, `${process.execPath} ${process.version}\n`);
+  writeFileSync(stamp, `${process.execPath}\n${process.version}\n`);
   execFileSync('touch', ['-r', process.execPath, stamp]); // to the nanosecond
 }

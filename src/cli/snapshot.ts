@@ -36,6 +36,8 @@ startupSnapshot.setDeserializeMainFunction(() => {
     url: pathToFileURL(mainModule).href,
     require: createRequire(mainModule),
   };
+  // As the bundle's launcher ends when its top-level await never settles (a bug): not 0.
+  process.exitCode = 13;
   void main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SNAPSHOT = join(ROOT, 'dist', 'snapshot');
+const BIN = join(ROOT, 'bin', 'bpa');
 
 interface Run {
   code: number;
@@ -48,12 +49,37 @@ function bpa(bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): 
   });
 }
 
-/** Runs `args` from the snapshot and without it; both must agree, byte for byte. */
-async function bothWays(bin: string, args: string[], cwd: string): Promise<Run> {
-  const fromSnapshot = await bpa(bin, args, { BPA_SNAPSHOT: 'on' }, cwd);
-  const fromBundle = await bpa(bin, args, { BPA_SNAPSHOT: 'off' }, cwd);
+/**
+ * Runs `args` from the snapshot (`snapshotBin`: an installation with nothing else to run a
+ * command with) and from the bundle (the repository's bin/bpa); both must agree, byte for byte.
+ */
+async function bothWays(snapshotBin: string, args: string[], cwd: string): Promise<Run> {
+  const fromSnapshot = await bpa(snapshotBin, args, { BPA_SNAPSHOT: 'on' }, cwd);
+  const fromBundle = await bpa(BIN, args, { BPA_SNAPSHOT: 'off' }, cwd);
   assert.deepEqual(fromSnapshot, fromBundle, `bpa ${args.join(' ')}`);
   return fromSnapshot;
+}
+
+/**
+ * An installation in `dir`, as an image or a moved checkout has it: bin/bpa and package.json
+ * copied, node_modules linked, the snapshot copied (its stamp keeping its time) and, with
+ * `withBundle`, the rest of dist/ linked. Without it, only the snapshot can run a command.
+ */
+async function install(dir: string, withBundle: boolean): Promise<string> {
+  await mkdir(join(dir, 'bin'), { recursive: true });
+  await mkdir(join(dir, 'dist'));
+  const bin = join(dir, 'bin', 'bpa');
+  await cp(BIN, bin);
+  await cp(join(ROOT, 'package.json'), join(dir, 'package.json'));
+  await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  if (withBundle) {
+    for (const entry of await readdir(join(ROOT, 'dist'))) {
+      if (entry !== 'snapshot') await symlink(join(ROOT, 'dist', entry), join(dir, 'dist', entry));
+    }
+  }
+  await cp(SNAPSHOT, join(dir, 'dist', 'snapshot'), { recursive: true });
+  await touchLike(join(dir, 'dist', 'snapshot', 'node.stamp'), join(SNAPSHOT, 'node.stamp'));
+  return bin;
 }
 
 /**
@@ -64,7 +90,8 @@ async function bothWays(bin: string, args: string[], cwd: string): Promise<Run> 
 describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function () {
   this.timeout(300_000);
   let dir: string;
-  const bin = join(ROOT, 'bin', 'bpa');
+  /** bin/bpa of an installation elsewhere that has the snapshot and no bundle. */
+  let snap: string;
   before(async function () {
     // Asked of a node of its own: the tests' node runs without require(esm) (.mocharc).
     if ((await nodeEval('process.features.require_module')) !== 'true') {
@@ -74,15 +101,33 @@ describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function
       this.skip();
     }
     dir = await mkdtemp(join(tmpdir(), 'bpa-snapshot-'));
-    await cp(join(ROOT, 'sites', 'example'), join(dir, 'site'), { recursive: true });
-    await cp(join(ROOT, 'sites', 'example'), join(dir, 'broken'), { recursive: true });
+    const example = join(ROOT, 'sites', 'example');
+    await cp(example, join(dir, 'site'), { recursive: true });
+    await cp(example, join(dir, 'broken'), { recursive: true });
     await writeFile(
       join(dir, 'broken', 'extra.yaml'),
       'apiVersion: bpa.akraino.org/v1alpha1\nkind: Cluster\nmetadata:\n  name: [x\n',
     );
-    await cp(join(ROOT, 'sites', 'example'), join(dir, 'unplaced'), { recursive: true });
+    await cp(example, join(dir, 'unplaced'), { recursive: true });
     const prov = join(dir, 'unplaced', 'clusters', 'cluster-east', 'provisioning.yaml');
     await writeFile(prov, (await readFile(prov, 'utf8')).replace(/cpu: 24/g, 'cpu: 512'));
+    // .bpaignore (read with a package the snapshot holds), and a file that is not UTF-8.
+    await cp(example, join(dir, 'ignoring'), { recursive: true });
+    await writeFile(join(dir, 'ignoring', '.bpaignore'), 'drafts/\n');
+    await mkdir(join(dir, 'ignoring', 'drafts'));
+    await writeFile(join(dir, 'ignoring', 'drafts', 'wip.yaml'), 'kind: [\n');
+    await cp(example, join(dir, 'latin1'), { recursive: true });
+    await writeFile(join(dir, 'latin1', 'notes.yaml'), Buffer.from('# caf\xe9\n', 'latin1'));
+    // A repository of two revisions, for bpa diff BASE HEAD -C REPO (isomorphic-git).
+    const repo = join(dir, 'repo');
+    await cp(example, join(repo, 'site'), { recursive: true });
+    await git(repo, 'init', '-q');
+    await git(repo, 'add', '-A');
+    await git(repo, 'commit', '-qm', 'base');
+    const software = join(repo, 'site', 'clusters', 'cluster-east', 'software.yaml');
+    await writeFile(software, (await readFile(software, 'utf8')).replace('- htop', '- vim'));
+    await git(repo, 'commit', '-qam', 'head');
+    snap = await install(join(dir, 'snapshot-only'), false);
   });
   after(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -93,23 +138,32 @@ describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function
       [['validate', 'site'], 0],
       [['validate', 'broken'], 1],
       [['validate', 'broken', '-o', 'json'], 1],
+      [['validate', 'broken', '-o', 'github'], 1],
+      [['validate', 'ignoring'], 0],
+      [['validate', 'latin1'], 1],
       [['plan', 'site', '--state', 'state-a'], 2],
       [['plan', 'site', '--state', 'state-b', '-o', 'json'], 2],
       [['plan', 'site', '--state', 'state-c', '-o', 'markdown', '--out', 'ini'], 2],
+      [['plan', 'ignoring', '--state', 'state-h', '-o', 'json'], 2],
       [['plan', 'unplaced', '--state', 'state-d'], 1],
       [['plan', 'missing'], 1],
       [['plan', '--no-such-option'], 64],
       [['plan', '--help'], 0],
       [['diff', 'site', 'broken', '--state', 'state-e'], 1],
       [['diff', 'site', 'unplaced', '--state', 'state-f', '-o', 'json'], 1],
+      [['diff', 'HEAD~1', 'HEAD', '-C', 'repo', '--path', 'site', '--state', 'state-i'], 2],
     ];
     for (const [args, code] of cases) {
-      const r = await bothWays(bin, args, dir);
+      const r = await bothWays(snap, args, dir);
       assert.equal(r.code, code, `bpa ${args.join(' ')}: ${r.stdout}${r.stderr}`);
     }
+    // That installation has nothing but the snapshot to run a command with.
+    const noBundle = await bpa(snap, ['validate', 'site'], { BPA_SNAPSHOT: 'off' }, dir);
+    assert.equal(noBundle.code, 2);
+    assert.match(noBundle.stderr, /is missing; run "npm ci" or "npm run build" first/);
     // A located problem keeps its file:line.
     const unplaced = await bpa(
-      bin,
+      snap,
       ['plan', 'unplaced', '--state', 'state-g'],
       { BPA_SNAPSHOT: 'on' },
       dir,
@@ -125,7 +179,7 @@ describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function
   it('starts through a link to bin/bpa, as npm installs it', async () => {
     const link = join(dir, 'link-bin', 'bpa');
     await mkdir(join(dir, 'link-bin'));
-    await symlink(bin, link);
+    await symlink(snap, link);
     const r = await bothWays(link, ['validate', 'site'], dir);
     assert.equal(r.code, 0, r.stderr);
   });
@@ -167,16 +221,16 @@ describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function
         'metal3',
       ];
       const listed = kube.requests.length;
-      const fromSnapshot = await bpa(bin, args('kube-a'), { BPA_SNAPSHOT: 'on' }, dir);
+      const fromSnapshot = await bpa(snap, args('kube-a'), { BPA_SNAPSHOT: 'on' }, dir);
       assert.equal(fromSnapshot.code, 2, fromSnapshot.stdout + fromSnapshot.stderr);
       assert.ok(
         kube.requests
           .slice(listed)
           .some((r) => r.path === '/apis/metal3.io/v1alpha1/namespaces/metal3/baremetalhosts'),
       );
-      const fromBundle = await bpa(bin, args('kube-b'), { BPA_SNAPSHOT: 'off' }, dir);
+      const fromBundle = await bpa(BIN, args('kube-b'), { BPA_SNAPSHOT: 'off' }, dir);
       assert.deepEqual(fromSnapshot, fromBundle);
-      const embedded = await bpa(bin, ['plan', 'site', '-o', 'json', '--state', 'kube-c'], {}, dir);
+      const embedded = await bpa(BIN, ['plan', 'site', '-o', 'json', '--state', 'kube-c'], {}, dir);
       const hash = (out: string): string => (JSON.parse(out) as { hash: string }).hash;
       assert.equal(hash(fromSnapshot.stdout), hash(embedded.stdout));
     } finally {
@@ -184,80 +238,54 @@ describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function
     }
   });
 
-  describe('an installation in another place', () => {
-    let inst: string;
-    let instBin: string;
-    before(async () => {
-      // bin/ and the snapshot copied, the rest linked: what an image or a moved checkout has.
-      inst = join(dir, 'installed');
-      await mkdir(join(inst, 'bin'), { recursive: true });
-      await mkdir(join(inst, 'dist'));
-      instBin = join(inst, 'bin', 'bpa');
-      await cp(bin, instBin);
-      await cp(join(ROOT, 'package.json'), join(inst, 'package.json'));
-      await symlink(join(ROOT, 'node_modules'), join(inst, 'node_modules'));
-      for (const entry of await readdir(join(ROOT, 'dist'))) {
-        if (entry !== 'snapshot')
-          await symlink(join(ROOT, 'dist', entry), join(inst, 'dist', entry));
-      }
-      await cp(SNAPSHOT, join(inst, 'dist', 'snapshot'), { recursive: true });
-      await touchLike(join(inst, 'dist', 'snapshot', 'node.stamp'), join(SNAPSHOT, 'node.stamp'));
-    });
+  it('falls back to the bundle when another Node.js built the snapshot, NODE_OPTIONS is set, or there is none', async () => {
+    const inst = join(dir, 'installed');
+    const instBin = await install(inst, true);
+    const stamp = join(inst, 'dist', 'snapshot', 'node.stamp');
+    const refusal =
+      'bpa: cannot start from the start-up snapshot: another Node.js built it (npm run build makes it again)\n';
 
-    it('runs from the snapshot built elsewhere', async () => {
-      const a = await bpa(
-        instBin,
-        ['plan', 'site', '--state', 'inst-a', '-o', 'json'],
-        { BPA_SNAPSHOT: 'on' },
-        dir,
-      );
-      const b = await bpa(
-        bin,
-        ['plan', 'site', '--state', 'inst-b', '-o', 'json'],
-        { BPA_SNAPSHOT: 'off' },
-        dir,
-      );
-      assert.equal(a.code, 2, a.stderr);
-      assert.deepEqual(a, b);
-    });
+    // The same node, changed since (another time).
+    await utimes(stamp, new Date(), new Date(Date.now() - 86_400_000));
+    const changed = await bpa(instBin, ['validate', 'site'], { BPA_SNAPSHOT: 'on' }, dir);
+    assert.deepEqual([changed.code, changed.stderr], [1, refusal]);
+    const fallback = await bpa(instBin, ['validate', 'site'], {}, dir);
+    assert.equal(fallback.code, 0, fallback.stderr);
+    assert.match(fallback.stdout, /valid/);
 
-    it('falls back to the bundle when another Node.js built the snapshot, or NODE_OPTIONS is set', async () => {
-      const stamp = join(inst, 'dist', 'snapshot', 'node.stamp');
-      await utimes(stamp, new Date(), new Date(Date.now() - 86_400_000));
-      const refused = await bpa(instBin, ['validate', 'site'], { BPA_SNAPSHOT: 'on' }, dir);
-      assert.equal(refused.code, 1);
-      assert.equal(
-        refused.stderr,
-        'bpa: cannot start from the start-up snapshot: another Node.js built it (npm run build makes it again)\n',
-      );
-      const fallback = await bpa(instBin, ['validate', 'site'], {}, dir);
-      assert.equal(fallback.code, 0, fallback.stderr);
-      assert.match(fallback.stdout, /valid/);
+    // Another file with the same time (as every file of a Nix store has).
+    const text = await readFile(stamp, 'utf8');
+    await writeFile(stamp, `/bin/sh\n${text.split('\n')[1] ?? ''}\n`);
+    await touchLike(stamp, join(SNAPSHOT, 'node.stamp'));
+    const other = await bpa(instBin, ['validate', 'site'], { BPA_SNAPSHOT: 'on' }, dir);
+    assert.deepEqual([other.code, other.stderr], [1, refusal]);
+    await writeFile(stamp, text);
+    await touchLike(stamp, join(SNAPSHOT, 'node.stamp'));
+    const same = await bpa(instBin, ['validate', 'site'], { BPA_SNAPSHOT: 'on' }, dir);
+    assert.equal(same.code, 0, same.stderr);
 
-      await touchLike(stamp, join(SNAPSHOT, 'node.stamp'));
-      const options = { NODE_OPTIONS: '--max-old-space-size=512' };
-      const refusedOptions = await bpa(
-        instBin,
-        ['validate', 'site'],
-        { ...options, BPA_SNAPSHOT: 'on' },
-        dir,
-      );
-      assert.equal(refusedOptions.code, 1);
-      assert.match(refusedOptions.stderr, /NODE_OPTIONS is set/);
-      const withOptions = await bpa(instBin, ['validate', 'site'], options, dir);
-      assert.equal(withOptions.code, 0, withOptions.stderr);
+    const options = { NODE_OPTIONS: '--max-old-space-size=512' };
+    const refusedOptions = await bpa(
+      instBin,
+      ['validate', 'site'],
+      { ...options, BPA_SNAPSHOT: 'on' },
+      dir,
+    );
+    assert.equal(refusedOptions.code, 1);
+    assert.match(refusedOptions.stderr, /NODE_OPTIONS is set/);
+    const withOptions = await bpa(instBin, ['validate', 'site'], options, dir);
+    assert.equal(withOptions.code, 0, withOptions.stderr);
 
-      await rm(join(inst, 'dist', 'snapshot'), { recursive: true });
-      const none = await bpa(instBin, ['validate', 'site'], { BPA_SNAPSHOT: 'on' }, dir);
-      assert.equal(none.code, 1);
-      assert.match(none.stderr, /has none \(npm run build makes it\)/);
-      const without = await bpa(instBin, ['validate', 'site'], {}, dir);
-      assert.equal(without.code, 0, without.stderr);
-    });
+    await rm(join(inst, 'dist', 'snapshot'), { recursive: true });
+    const none = await bpa(instBin, ['validate', 'site'], { BPA_SNAPSHOT: 'on' }, dir);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /has none \(npm run build makes it\)/);
+    const without = await bpa(instBin, ['validate', 'site'], {}, dir);
+    assert.equal(without.code, 0, without.stderr);
   });
 
   it('other commands, and node bin/bpa, run the bundle; a bad BPA_SNAPSHOT is a usage error', async () => {
-    const version = await bpa(bin, ['--version'], { BPA_SNAPSHOT: 'on' }, dir);
+    const version = await bpa(BIN, ['--version'], { BPA_SNAPSHOT: 'on' }, dir);
     assert.equal(version.code, 0, version.stderr);
     const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
       version: string;
@@ -265,14 +293,14 @@ describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function
     assert.equal(version.stdout, `${pkg.version}\n`);
     const asScript = await bpa(
       process.execPath,
-      [bin, 'validate', 'site'],
+      [BIN, 'validate', 'site'],
       { BPA_SNAPSHOT: 'on' },
       dir,
     );
     assert.equal(asScript.code, 0, asScript.stderr);
-    const bad = await bpa(bin, ['validate', 'site'], { BPA_SNAPSHOT: 'yes' }, dir);
+    const bad = await bpa(BIN, ['validate', 'site'], { BPA_SNAPSHOT: 'y\\cz' }, dir);
     assert.equal(bad.code, 64);
-    assert.equal(bad.stderr, 'bpa: BPA_SNAPSHOT is "yes": give on, off or auto\n');
+    assert.equal(bad.stderr, 'bpa: BPA_SNAPSHOT is "y\\cz": give on, off or auto\n');
   });
 });
 
@@ -291,6 +319,18 @@ function nodeEval(expression: string): Promise<string> {
       ['-p', expression],
       { env: { ...process.env, NODE_OPTIONS: '' } },
       (err, stdout) => (err ? reject(err) : resolve(stdout.trim())),
+    );
+  });
+}
+
+/** Runs git in `cwd`, as a fixed author. */
+function git(cwd: string, ...args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      ['-c', 'user.name=bpa test', '-c', 'user.email=test@bpa.invalid', ...args],
+      { cwd },
+      (err) => (err ? reject(err) : resolve()),
     );
   });
 }
