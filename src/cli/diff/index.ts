@@ -1,6 +1,6 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, posix } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import { diffPlans, type PlanDiff } from '../../plan/diff-plans.js';
 import type { Plan } from '../../plan/index.js';
@@ -49,6 +49,9 @@ export function registerDiff(
     try {
       const repo = opts.repoDir;
       const path = opts.path;
+      // A problem in a revision is shown as git names the file (`HEAD:sites/x/a.yaml`), not
+      // by the temporary copy it was read from, which is gone when the command ends.
+      const shown = new Map<string, (file: string) => string>();
       const site = async (arg: string, name: string): Promise<string> => {
         if ((await stat(arg).catch(() => undefined))?.isDirectory()) return arg;
         const commit = await resolveRevision(repo, arg);
@@ -56,10 +59,19 @@ export function registerDiff(
           throw new UsageError(
             `${arg} is neither a site directory nor a revision of the git repository ${repo}`,
           );
+        shown.set(name, (file) => (isAbsolute(file) ? file : `${arg}:${posix.join(path, file)}`));
         return exportRevision(repo, commit, path, join(tmp, name));
       };
       const baseDir = await site(base, 'base');
       const headDir = await site(head, 'head');
+      const problemsOf = (name: string, run: RunContext): RunContext['problems'] => {
+        const show = shown.get(name);
+        if (!show) return directoryProblems(run);
+        return run.problems.map((p) => ({
+          ...p,
+          file: p.file === undefined ? p.file : show(p.file),
+        }));
+      };
       const plan = async (dir: string, statusFrom?: string): Promise<RunContext> => {
         const run = createRun({
           site: { kind: 'path', path: dir },
@@ -85,7 +97,7 @@ export function registerDiff(
           io.out(
             JSON.stringify(
               Object.fromEntries(
-                runs.map(([k, , r]) => [k, { problems: problemsJson(problemsOf(r)) }]),
+                runs.map(([k, , r]) => [k, { problems: problemsJson(problemsOf(k, r)) }]),
               ),
               null,
               2,
@@ -93,7 +105,7 @@ export function registerDiff(
           );
         } else {
           for (const [k, arg, r] of failed)
-            io.out(`${k} ${printable(arg)}:\n${formatText(problemsOf(r))}\n`);
+            io.out(`${k} ${printable(arg)}:\n${formatText(problemsOf(k, r))}\n`);
         }
         io.exit(EXIT.failed);
         return;
@@ -126,7 +138,8 @@ export function registerDiff(
   });
 }
 
-function problemsOf(run: RunContext): RunContext['problems'] {
+/** Problems of a site directory, their files named as `bpa plan` names them. */
+function directoryProblems(run: RunContext): RunContext['problems'] {
   const root = run.loaded?.root;
   return run.problems.map((p) => ({ ...p, file: root ? displayPath(root, p.file) : p.file }));
 }

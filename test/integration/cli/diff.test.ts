@@ -170,6 +170,47 @@ describe('bpa diff BASE HEAD', function () {
     assert.match(r.out, /\+ action {2}add-nodes worker-2/);
   });
 
+  it('a revision with errors: its problems name the file as git does (REV:path), exit 1', async () => {
+    git('checkout', '-qb', 'broken', 'main');
+    await writeFile(join(repo, 'sites', 'edge', 'extra.yaml'), 'kind: [\n');
+    git('add', '-A');
+    git('commit', '-qm', 'a broken file');
+    git('checkout', '-q', 'main');
+    const r = await bpa([
+      'diff',
+      'main',
+      'broken',
+      '-C',
+      repo,
+      '--path',
+      'sites/edge',
+      '--state',
+      join(tmp, 'broken-state'),
+    ]);
+    assert.equal(r.code, EXIT.failed, r.err + r.out);
+    assert.match(r.out, /^head broken:\nbroken:sites\/edge\/extra\.yaml:\d+:\d+: error /m);
+    assert.doesNotMatch(r.out, /bpa-diff-/);
+    const json = await bpa([
+      'diff',
+      'main',
+      'broken',
+      '-C',
+      repo,
+      '--path',
+      'sites/edge',
+      '--state',
+      join(tmp, 'broken-state'),
+      '-o',
+      'json',
+    ]);
+    const problems = (JSON.parse(json.out) as { head: { problems: Array<{ file?: string }> } }).head
+      .problems;
+    assert.ok(
+      problems.some((p) => p.file === 'broken:sites/edge/extra.yaml'),
+      json.out,
+    );
+  });
+
   it('neither a directory nor a revision: a usage error that says so', async () => {
     const r = await bpa(['diff', 'main', 'no-such-branch', '-C', repo, '--path', 'sites/edge']);
     assert.equal(r.code, EXIT.usage);
