@@ -176,7 +176,7 @@ describe('bpa diff BASE HEAD', function () {
     git('add', '-A');
     git('commit', '-qm', 'a broken file');
     git('checkout', '-q', 'main');
-    const r = await bpa([
+    const args = [
       'diff',
       'main',
       'broken',
@@ -186,23 +186,12 @@ describe('bpa diff BASE HEAD', function () {
       'sites/edge',
       '--state',
       join(tmp, 'broken-state'),
-    ]);
+    ];
+    const r = await bpa(args);
     assert.equal(r.code, EXIT.failed, r.err + r.out);
     assert.match(r.out, /^head broken:\nbroken:sites\/edge\/extra\.yaml:\d+:\d+: error /m);
     assert.doesNotMatch(r.out, /bpa-diff-/);
-    const json = await bpa([
-      'diff',
-      'main',
-      'broken',
-      '-C',
-      repo,
-      '--path',
-      'sites/edge',
-      '--state',
-      join(tmp, 'broken-state'),
-      '-o',
-      'json',
-    ]);
+    const json = await bpa([...args, '-o', 'json']);
     const problems = (JSON.parse(json.out) as { head: { problems: Array<{ file?: string }> } }).head
       .problems;
     assert.ok(

@@ -135,27 +135,11 @@ describe('bpa plan with the inventory from the Kubernetes API', function () {
   this.timeout(60_000);
   it('lists BareMetalHosts through --kubeconfig and plans the same placements as the embedded inventory', async () => {
     const { startFakeKube } = await import('../../fakes/kube-api-server.js');
-    const { loadAll, CORE_SCHEMA } = await import('js-yaml');
+    const { putObjectsOf } = await import('../../fakes/kube-inventory.js');
     const kube = await startFakeKube();
     const tmp = await mkdtemp(join(tmpdir(), 'bpa-plan-kube-'));
     try {
-      const text = await readFile(
-        join(ROOT, 'sites', 'example', 'inventory', 'hosts.yaml'),
-        'utf8',
-      );
-      for (const doc of loadAll(text, { schema: CORE_SCHEMA }) as Array<
-        Parameters<typeof kube.put>[0] & { status?: unknown }
-      >) {
-        kube.put(doc);
-        if (doc.status)
-          kube.updateStatus(
-            doc.apiVersion,
-            doc.kind,
-            doc.metadata.namespace ?? 'default',
-            doc.metadata.name ?? '',
-            doc.status,
-          );
-      }
+      await putObjectsOf(kube, join(ROOT, 'sites', 'example', 'inventory', 'hosts.yaml'));
       const site = join(tmp, 'site');
       await cp(join(ROOT, 'sites', 'example'), site, { recursive: true });
       await rm(join(site, 'inventory'), { recursive: true });

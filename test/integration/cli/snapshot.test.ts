@@ -186,26 +186,10 @@ describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function
 
   it('loads packages it does not hold (the Kubernetes client) from the installation', async () => {
     const { startFakeKube } = await import('../../fakes/kube-api-server.js');
-    const { loadAll, CORE_SCHEMA } = await import('js-yaml');
+    const { putObjectsOf } = await import('../../fakes/kube-inventory.js');
     const kube = await startFakeKube();
     try {
-      const text = await readFile(
-        join(ROOT, 'sites', 'example', 'inventory', 'hosts.yaml'),
-        'utf8',
-      );
-      for (const doc of loadAll(text, { schema: CORE_SCHEMA }) as Array<
-        Parameters<typeof kube.put>[0] & { status?: unknown }
-      >) {
-        kube.put(doc);
-        if (doc.status)
-          kube.updateStatus(
-            doc.apiVersion,
-            doc.kind,
-            doc.metadata.namespace ?? 'default',
-            doc.metadata.name ?? '',
-            doc.status,
-          );
-      }
+      await putObjectsOf(kube, join(ROOT, 'sites', 'example', 'inventory', 'hosts.yaml'));
       await cp(join(dir, 'site'), join(dir, 'api-site'), { recursive: true });
       await rm(join(dir, 'api-site', 'inventory'), { recursive: true });
       const args = (state: string): string[] => [
