@@ -6,8 +6,8 @@
  * function below, instead of loading and compiling the CLI again (docs/PERFORMANCE.md).
  *
  * Nothing the snapshot keeps may depend on where or when it was built: the bundle reads
- * `import.meta.url` and loads the packages it does not hold through `snapshotRuntime`, which
- * is set here, at start, from where bin/bpa is.
+ * `import.meta.url` and loads the packages it does not hold through `__bpaSnapshotRuntime`,
+ * which is set here, at start, from where bin/bpa is.
  */
 import { realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
