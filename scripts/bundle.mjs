@@ -41,13 +41,7 @@ const snapshotDir = join(root, 'dist', 'snapshot');
 await rm(snapshotDir, { recursive: true, force: true });
 
 /** Packages the snapshot holds: those `bpa validate` and `bpa plan` load at every run. */
-const HELD = new Set([
-  'commander',
-  '@commander-js/extra-typings',
-  'p-limit',
-  'yocto-queue',
-  'ignore',
-]);
+const HELD = new Set(['commander', '@commander-js/extra-typings', 'p-limit', 'ignore']);
 const dependencies = Object.keys(
   JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).dependencies,
 );
