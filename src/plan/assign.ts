@@ -53,7 +53,7 @@ export interface Placement {
   host: Host;
   /** True when the node stays on the host it was applied on. */
   sticky: boolean;
-  /** Why this host: "mac …", "resources: cpu 16≥8, …", "kept from applied state". */
+  /** Why this host: "mac …", "resources: cpu 16>=8, …", "kept from applied state". */
   reason: string;
 }
 

@@ -58,11 +58,11 @@ export function fits(need: Need, cap: Capacity): boolean {
   );
 }
 
-/** "cpu≥20, memory≥8Gi, sriov"; empty when the node asks for nothing. */
+/** "cpu>=20, memory>=8Gi, sriov"; empty when the node asks for nothing. */
 export function describeNeed(need: Need): string {
   const parts: string[] = [];
-  if (need.cpu >= 0) parts.push(`cpu≥${need.cpu}`);
-  if (need.memMib >= 0) parts.push(`memory≥${need.memText}`);
+  if (need.cpu >= 0) parts.push(`cpu>=${need.cpu}`);
+  if (need.memMib >= 0) parts.push(`memory>=${need.memText}`);
   if (need.sriov) parts.push('sriov');
   if (need.qat) parts.push('qat');
   return parts.join(', ');
@@ -72,11 +72,15 @@ function memOfCap(cap: Capacity): string {
   return cap.memMib < 0 ? 'unknown' : formatBytes(mebibytesToBytes(cap.memMib));
 }
 
-/** "resources: cpu 16≥8, memory 32Gi≥16Gi": why a host was good enough. */
+/**
+ * "resources: cpu 16>=8, memory 32Gi>=16Gi": why a host was good enough. In ASCII, as every
+ * text bpa makes of its own: one "≥" in 10,000 placements made the whole JSON plan a string of
+ * two-byte characters, 25–30% slower to write (docs/PERFORMANCE.md).
+ */
 export function describeFit(need: Need, cap: Capacity): string {
   const parts: string[] = [];
-  if (need.cpu >= 0) parts.push(`cpu ${cap.cpu}≥${need.cpu}`);
-  if (need.memMib >= 0) parts.push(`memory ${memOfCap(cap)}≥${need.memText}`);
+  if (need.cpu >= 0) parts.push(`cpu ${cap.cpu}>=${need.cpu}`);
+  if (need.memMib >= 0) parts.push(`memory ${memOfCap(cap)}>=${need.memText}`);
   if (need.sriov) parts.push('sriov');
   if (need.qat) parts.push('qat');
   return parts.length > 0 ? `resources: ${parts.join(', ')}` : 'resources: no requirements';
@@ -97,7 +101,7 @@ export function shortfalls(need: Need, cap: Capacity): Shortfall[] {
     out.push({
       what: 'cpu',
       has: cap.cpu < 0 ? 'unknown' : String(cap.cpu),
-      needs: `≥${need.cpu}`,
+      needs: `>=${need.cpu}`,
       gap: cap.cpu < 0 ? 1 : (need.cpu - cap.cpu) / need.cpu,
     });
   }
@@ -105,7 +109,7 @@ export function shortfalls(need: Need, cap: Capacity): Shortfall[] {
     out.push({
       what: 'memory',
       has: memOfCap(cap),
-      needs: `≥${need.memText}`,
+      needs: `>=${need.memText}`,
       gap: cap.memMib < 0 ? 1 : (need.memMib - cap.memMib) / need.memMib,
     });
   }
@@ -114,7 +118,7 @@ export function shortfalls(need: Need, cap: Capacity): Shortfall[] {
   return out;
 }
 
-/** "has cpu 8, needs ≥10; has no sriov" */
+/** "has cpu 8, needs >=10; has no sriov" */
 export function describeShortfalls(list: Shortfall[]): string {
   return list
     .map((s) =>

@@ -117,7 +117,7 @@ describe('bpa plan as a process', function () {
     assert.equal(r.code, 1, r.stdout);
     assert.match(
       r.stdout,
-      /provisioning\.yaml:\d+:\d+: error NODE_UNPLACED: cluster cluster-east: worker-1: needs cpu≥512/,
+      /provisioning\.yaml:\d+:\d+: error NODE_UNPLACED: cluster cluster-east: worker-1: needs cpu>=512/,
     );
     assert.match(r.stdout, /cluster cluster-east \(blocked\)/);
   });

@@ -170,7 +170,7 @@ describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function
     );
     assert.match(
       unplaced.stdout,
-      /provisioning\.yaml:\d+:\d+: error NODE_UNPLACED: cluster cluster-east: worker-1: needs cpu≥512/,
+      /provisioning\.yaml:\d+:\d+: error NODE_UNPLACED: cluster cluster-east: worker-1: needs cpu>=512/,
     );
     // --out wrote the hosts.ini files.
     assert.ok((await readdir(join(dir, 'ini'))).length > 0);

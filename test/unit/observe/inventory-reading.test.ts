@@ -883,7 +883,7 @@ describe('4. (cont.) an empty inventory is named as such, not as hosts that do n
     [
       'a node placed by resources',
       node('m1', ['master'], { cpu: 2 }),
-      /m1: needs cpu≥2; the inventory holds no BareMetalHost/,
+      /m1: needs cpu>=2; the inventory holds no BareMetalHost/,
     ],
     [
       'a node pinned by MAC',

@@ -152,8 +152,8 @@ describe('assignHosts', () => {
         ],
         placed: { 'c1/master-1': 'small', 'c1/worker-1': 'fit' },
         reasons: {
-          'c1/master-1': 'resources: cpu 16≥8, memory 32Gi≥16Gi',
-          'c1/worker-1': 'resources: cpu 32≥32, memory 64Gi≥64Gi',
+          'c1/master-1': 'resources: cpu 16>=8, memory 32Gi>=16Gi',
+          'c1/worker-1': 'resources: cpu 32>=32, memory 64Gi>=64Gi',
         },
       },
       {
@@ -172,9 +172,9 @@ describe('assignHosts', () => {
         ],
         placed: { 'c1/master-1': 'node-1' },
         unplaced: {
-          'c1/worker-1': 'worker-1: host node-3 (mac aa:00:00:00:00:02) has cpu 8, needs ≥10',
+          'c1/worker-1': 'worker-1: host node-3 (mac aa:00:00:00:00:02) has cpu 8, needs >=10',
           'c1/worker-2':
-            'worker-2: host node-4 (mac aa:00:00:00:00:03) has memory 8Gi, needs ≥16Gi; has no qat',
+            'worker-2: host node-4 (mac aa:00:00:00:00:03) has memory 8Gi, needs >=16Gi; has no qat',
         },
       },
       {
@@ -275,7 +275,7 @@ describe('assignHosts', () => {
         hosts: [host('nodata')],
         placed: { 'c1/w-2': 'nodata' },
         unplaced: {
-          'c1/w-1': 'w-1: needs cpu≥2; no eligible host qualifies; nearest: nodata has cpu unknown',
+          'c1/w-1': 'w-1: needs cpu>=2; no eligible host qualifies; nearest: nodata has cpu unknown',
         },
       },
     ];
@@ -313,7 +313,7 @@ describe('assignHosts', () => {
         placed: { 'c1/worker-1': 'node-5', 'c1/worker-2': 'node-6' },
         unplaced: {
           'c1/worker-3':
-            'worker-3: needs cpu≥20, memory≥8Gi; 2 hosts qualify, all taken by c1/worker-1, c1/worker-2; nearest: node-7 has cpu 16',
+            'worker-3: needs cpu>=20, memory>=8Gi; 2 hosts qualify, all taken by c1/worker-1, c1/worker-2; nearest: node-7 has cpu 16',
         },
       });
     });
@@ -333,7 +333,7 @@ describe('assignHosts', () => {
           cluster: 'c1',
           node: 'e',
           message:
-            "e: needs cpu≥4, sriov; 4 hosts qualify, all taken by c1/a, c1/b, c1/c, and 1 more; nearest: node-8 has no sriov. 2 hosts ineligible: node-10 provisioning state 'inspecting'; node-9 powered off",
+            "e: needs cpu>=4, sriov; 4 hosts qualify, all taken by c1/a, c1/b, c1/c, and 1 more; nearest: node-8 has no sriov. 2 hosts ineligible: node-10 provisioning state 'inspecting'; node-9 powered off",
         },
       ]);
     });
@@ -352,7 +352,7 @@ describe('assignHosts', () => {
       assert.equal(a.unplaced[0]?.cluster, 'zeta');
       assert.match(
         a.unplaced[0]?.message ?? '',
-        /^w: needs cpu≥4; 2 hosts qualify, all taken by alpha\/m, alpha\/w$/,
+        /^w: needs cpu>=4; 2 hosts qualify, all taken by alpha\/m, alpha\/w$/,
       );
     });
   });
@@ -398,7 +398,7 @@ describe('assignHosts', () => {
             'worker-1',
             'h8',
             false,
-            'moved from h32 (not eligible: powered off); resources: cpu 8≥8',
+            'moved from h32 (not eligible: powered off); resources: cpu 8>=8',
           ],
         ],
       );
@@ -424,13 +424,13 @@ describe('assignHosts', () => {
             'master-1',
             'h32',
             false,
-            'moved from h16 (has cpu 16, needs ≥24); resources: cpu 32≥24',
+            'moved from h16 (has cpu 16, needs >=24); resources: cpu 32>=24',
           ],
           [
             'worker-1',
             'h16',
             false,
-            'moved from gone (no longer in the inventory); resources: cpu 16≥8',
+            'moved from gone (no longer in the inventory); resources: cpu 16>=8',
           ],
         ],
       );
@@ -464,7 +464,7 @@ describe('assignHosts', () => {
           'c1/pinned':
             'pinned: host metal3/h1 (mac cc:00:00:00:00:01) is taken by c1/old (kept from applied state)',
           'c2/lost':
-            'lost: was on metal3/h2 (not eligible: has error: registration error); needs cpu≥4; 1 host qualifies, all taken by c1/old. 1 host ineligible: metal3/h2 has error: registration error',
+            'lost: was on metal3/h2 (not eligible: has error: registration error); needs cpu>=4; 1 host qualifies, all taken by c1/old. 1 host ineligible: metal3/h2 has error: registration error',
         },
       });
     });
