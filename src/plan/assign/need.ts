@@ -73,9 +73,9 @@ function memOfCap(cap: Capacity): string {
 }
 
 /**
- * "resources: cpu 16>=8, memory 32Gi>=16Gi": why a host was good enough. In ASCII, as every
- * text bpa makes of its own: one "≥" in 10,000 placements made the whole JSON plan a string of
- * two-byte characters, 25–30% slower to write (docs/PERFORMANCE.md).
+ * "resources: cpu 16>=8, memory 32Gi>=16Gi": why a host was good enough. In ASCII: with a "≥"
+ * in each of 10,000 placements, the whole JSON plan was a string of two-byte characters, and
+ * making and writing it took 25–30% longer (docs/PERFORMANCE.md).
  */
 export function describeFit(need: Need, cap: Capacity): string {
   const parts: string[] = [];
