@@ -275,7 +275,8 @@ describe('assignHosts', () => {
         hosts: [host('nodata')],
         placed: { 'c1/w-2': 'nodata' },
         unplaced: {
-          'c1/w-1': 'w-1: needs cpu>=2; no eligible host qualifies; nearest: nodata has cpu unknown',
+          'c1/w-1':
+            'w-1: needs cpu>=2; no eligible host qualifies; nearest: nodata has cpu unknown',
         },
       },
     ];
