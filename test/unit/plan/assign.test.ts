@@ -520,6 +520,23 @@ describe('assignHosts', () => {
       }
     });
 
+    it('writes every placement and diagnostic in printable ASCII', () => {
+      // One character beyond Latin-1 in one placement makes a whole JSON plan a two-byte string
+      // (docs/PERFORMANCE.md): the texts say ">=", not "≥".
+      const { clusters: cl, hosts } = randomSite(rng(7), 120, 100);
+      const a = assignHosts(cl, hosts, []);
+      const texts = [...a.placements.map((p) => p.reason), ...a.unplaced.map((u) => u.message)];
+      assert.ok(
+        texts.some((t) => t.startsWith('resources: cpu ')),
+        'some nodes placed by resources',
+      );
+      assert.ok(
+        texts.some((t) => t.includes('nearest: ')),
+        'some nodes unplaced, with a nearest miss',
+      );
+      for (const t of texts) assert.match(t, /^[\x20-\x7e]*$/);
+    });
+
     it('places as many nodes as a brute-force maximum matching, on 400 random sites', () => {
       const rand = rng(2024);
       for (let round = 0; round < 400; round++) {
