@@ -268,6 +268,61 @@ describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function
     assert.equal(without.code, 0, without.stderr);
   });
 
+  it('gives V8 one helper thread fewer than the cores, on machines of four cores or fewer', async () => {
+    // An installation whose snapshot names a `node` that writes down how it was started, then
+    // runs this Node.js; `nproc` says how many cores there are (BPA_TEST_CORES, or fails).
+    const inst = join(dir, 'pool');
+    const instBin = await install(inst, true);
+    const fake = join(dir, 'pool-bin');
+    await mkdir(fake);
+    const log = join(dir, 'pool.log');
+    const node = join(fake, 'node');
+    await writeFile(
+      node,
+      `#!/bin/sh\nprintf '%s\\n' "$*" >"$BPA_TEST_LOG"\nexec ${process.execPath} "$@"\n`,
+      { mode: 0o755 },
+    );
+    await writeFile(
+      join(fake, 'nproc'),
+      '#!/bin/sh\n[ -n "$BPA_TEST_CORES" ] || exit 1\necho "$BPA_TEST_CORES"\n',
+      { mode: 0o755 },
+    );
+    const stamp = join(inst, 'dist', 'snapshot', 'node.stamp');
+    await writeFile(stamp, `${node}\n${process.version}\n`);
+    await touchLike(stamp, node);
+    const started = async (env: NodeJS.ProcessEnv): Promise<string> => {
+      await rm(log, { force: true });
+      const run = await bpa(
+        instBin,
+        ['validate', 'site'],
+        { PATH: `${fake}:${process.env['PATH'] ?? ''}`, BPA_TEST_LOG: log, ...env },
+        dir,
+      );
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /valid/);
+      return (await readFile(log, 'utf8')).trim();
+    };
+    const expected: Array<[string, string]> = [
+      ['1', '--v8-pool-size=1 '],
+      ['2', '--v8-pool-size=1 '],
+      ['3', '--v8-pool-size=2 '],
+      ['4', '--v8-pool-size=3 '],
+      ['5', ''],
+      ['16', ''],
+      ['', ''], // nproc fails
+      ['two', ''],
+    ];
+    for (const [cores, pool] of expected) {
+      const args = await started({ BPA_TEST_CORES: cores, BPA_SNAPSHOT: 'on' });
+      assert.ok(args.startsWith(`${pool}--snapshot-blob `), `${cores} cores: node ${args}`);
+    }
+    // Without the snapshot the bundle gets the same; NODE_OPTIONS that chooses is left to choose.
+    const bundle = await started({ BPA_TEST_CORES: '2', BPA_SNAPSHOT: 'off' });
+    assert.ok(bundle.startsWith(`--v8-pool-size=1 ${instBin} validate`), bundle);
+    const chosen = await started({ BPA_TEST_CORES: '2', NODE_OPTIONS: '--v8-pool-size=2' });
+    assert.ok(chosen.startsWith(`${instBin} validate`), chosen);
+  });
+
   it('other commands, and node bin/bpa, run the bundle; a bad BPA_SNAPSHOT is a usage error', async () => {
     const version = await bpa(BIN, ['--version'], { BPA_SNAPSHOT: 'on' }, dir);
     assert.equal(version.code, 0, version.stderr);
