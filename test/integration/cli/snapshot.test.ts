@@ -11,7 +11,7 @@ import {
   utimes,
   writeFile,
 } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -316,6 +316,17 @@ describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function
       const args = await started({ BPA_TEST_CORES: cores, BPA_SNAPSHOT: 'on' });
       assert.ok(args.startsWith(`${pool}--snapshot-blob `), `${cores} cores: node ${args}`);
     }
+    // The real nproc: the cores this process may use, whatever OpenMP's variables ask for.
+    await rm(join(fake, 'nproc'));
+    const cores = availableParallelism();
+    const real = await started({ OMP_NUM_THREADS: '7', OMP_THREAD_LIMIT: '7', BPA_SNAPSHOT: 'on' });
+    const pool = cores <= 4 ? `--v8-pool-size=${Math.max(1, cores - 1)} ` : '';
+    assert.ok(real.startsWith(`${pool}--snapshot-blob `), `${cores} cores: node ${real}`);
+    await writeFile(
+      join(fake, 'nproc'),
+      '#!/bin/sh\n[ -n "$BPA_TEST_CORES" ] || exit 1\necho "$BPA_TEST_CORES"\n',
+      { mode: 0o755 },
+    );
     // Without the snapshot the bundle gets the same; NODE_OPTIONS that chooses is left to choose.
     const bundle = await started({ BPA_TEST_CORES: '2', BPA_SNAPSHOT: 'off' });
     assert.ok(bundle.startsWith(`--v8-pool-size=1 ${instBin} validate`), bundle);
