@@ -276,17 +276,14 @@ describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function
     const fake = join(dir, 'pool-bin');
     await mkdir(fake);
     const log = join(dir, 'pool.log');
+    const nprocSays = '#!/bin/sh\n[ -n "$BPA_TEST_CORES" ] || exit 1\necho "$BPA_TEST_CORES"\n';
     const node = join(fake, 'node');
     await writeFile(
       node,
       `#!/bin/sh\nprintf '%s\\n' "$*" >"$BPA_TEST_LOG"\nexec '${process.execPath}' "$@"\n`,
       { mode: 0o755 },
     );
-    await writeFile(
-      join(fake, 'nproc'),
-      '#!/bin/sh\n[ -n "$BPA_TEST_CORES" ] || exit 1\necho "$BPA_TEST_CORES"\n',
-      { mode: 0o755 },
-    );
+    await writeFile(join(fake, 'nproc'), nprocSays, { mode: 0o755 });
     const stamp = join(inst, 'dist', 'snapshot', 'node.stamp');
     await writeFile(stamp, `${node}\n${process.version}\n`);
     await touchLike(stamp, node);
@@ -329,11 +326,7 @@ describe('the start-up snapshot (dist/snapshot) behaves as the bundle', function
       const pool = cores <= 4 ? `--v8-pool-size=${Math.max(1, cores - 1)} ` : '';
       assert.ok(real.startsWith(`${pool}--snapshot-blob `), `${cores} cores: node ${real}`);
     }
-    await writeFile(
-      join(fake, 'nproc'),
-      '#!/bin/sh\n[ -n "$BPA_TEST_CORES" ] || exit 1\necho "$BPA_TEST_CORES"\n',
-      { mode: 0o755 },
-    );
+    await writeFile(join(fake, 'nproc'), nprocSays, { mode: 0o755 });
     // Without the snapshot the bundle gets the same; NODE_OPTIONS that chooses is left to choose.
     const bundle = await started({ BPA_TEST_CORES: '2', BPA_SNAPSHOT: 'off' });
     assert.ok(bundle.startsWith(`--v8-pool-size=1 ${instBin} validate`), bundle);
