@@ -15,11 +15,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-# npm run build: tsc, then the CLI bundled into dist/bundle/ (what bin/bpa runs). Its
-# start-up snapshot (dist/snapshot/) is left out: it serves bin/bpa run as a program, and the
-# image's entry point runs `node /app/bin/bpa`, the bundle.
+# npm run build: tsc, then the CLI bundled into dist/bundle/ (what bin/bpa runs).
 COPY scripts/bundle.mjs ./scripts/
-RUN npm run build && rm -rf dist/snapshot
+RUN npm run build
 
 # ---- deps: the production dependencies alone -------------------------------------------------
 FROM ${NODE_IMAGE} AS deps

@@ -71,8 +71,6 @@ describe('Dockerfile', () => {
     const build = dockerfile.stages.find((s) => of(s, 'RUN').some((r) => /npm run build/.test(r)));
     assert.ok(build && build !== final, 'a separate stage compiles the TypeScript');
     assert.ok(of(build, 'RUN').some((r) => /\bnpm ci\b/.test(r)));
-    // The entry point runs `node /app/bin/bpa` (the bundle): no start-up snapshot to carry.
-    assert.ok(of(build, 'RUN').some((r) => /npm run build && rm -rf dist\/snapshot$/.test(r)));
   });
 
   it('the final stage takes production dependencies only, from a stage that left out the dev ones', () => {
