@@ -115,6 +115,6 @@ export function report(label: string, c: Comparison, target: number): string {
     `${label}`,
     `  floor (js-yaml 4 loadAll): ${fmt(c.floor)}   runs ${c.floorRuns.map((s) => s.toFixed(2)).join(' ')}`,
     `  bpa:                       ${fmt(c.bpa)}   runs ${c.bpaRuns.map((s) => s.toFixed(2)).join(' ')}`,
-    `  bpa / floor = ${c.ratio.toFixed(2)} (target ≤ ${target}), CPU ${c.cpuRatio.toFixed(2)}   load average ${c.load[0].toFixed(2)} → ${c.load[1].toFixed(2)}`,
+    `  bpa / floor = ${c.ratio.toFixed(2)} (budget ≤ ${target}×), CPU ${c.cpuRatio.toFixed(2)}   load average ${c.load[0].toFixed(2)} → ${c.load[1].toFixed(2)}`,
   ].join('\n');
 }

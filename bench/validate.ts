@@ -39,7 +39,7 @@ for (const hosts of args.hosts) {
           throw new Error(`bpa validate failed (${m.code}): ${m.stdout.slice(0, 2000)}`);
       },
     );
-    console.log(report(label, c, 1.5));
+    console.log(report(label, c, 1.6));
     rows.push(
       `| ${shape} | ${site.files} | ${(site.bytes / 1e6).toFixed(1)} MB | ${c.floor.seconds.toFixed(2)} s | ${c.bpa.seconds.toFixed(2)} s | **${c.ratio.toFixed(2)}** | ${c.cpuRatio.toFixed(2)} | ${c.floor.peakMiB.toFixed(0)} / ${c.bpa.peakMiB.toFixed(0)} MiB | ${c.load[0].toFixed(1)}–${c.load[1].toFixed(1)} |`,
     );

@@ -72,11 +72,7 @@ function memOfCap(cap: Capacity): string {
   return cap.memMib < 0 ? 'unknown' : formatBytes(mebibytesToBytes(cap.memMib));
 }
 
-/**
- * "resources: cpu 16>=8, memory 32Gi>=16Gi": why a host was good enough. In ASCII: with a "≥"
- * in its placements, a 10,000-host JSON plan was a string of two-byte characters, and
- * stringifying and encoding it took ~50 ms instead of ~33 (docs/PERFORMANCE.md).
- */
+/** "resources: cpu 16>=8, memory 32Gi>=16Gi": why a host was good enough. */
 export function describeFit(need: Need, cap: Capacity): string {
   const parts: string[] = [];
   if (need.cpu >= 0) parts.push(`cpu ${cap.cpu}>=${need.cpu}`);
