@@ -239,6 +239,8 @@ async function download(
   const meta = opts.store.get(area, suffix ? name.slice(0, -suffix.length) : name);
   if (!meta) return notFound(res, `${area}/${name}`);
   if (suffix) {
+    // Missing content is missing for its checksum files too, as for the artifact itself.
+    if (!(await opts.store.hasContent(meta))) return notFound(res, `${area}/${name}`);
     // The format of sha256sum/md5sum, which Ironic reads too: "<hash>  <file name>".
     const hash = suffix === '.md5sum' ? await opts.store.md5Of(area, meta.name) : meta.sha256;
     if (!hash) return notFound(res, `${area}/${name}`);

@@ -1,8 +1,18 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import {
+  mkdir,
+  mkdtemp,
+  readFile,
+  readdir,
+  rm,
+  symlink,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildDeb } from '../../lab/apt-repo.js';
 import { run } from '../../lab/exec.js';
 import { startServe, TOKEN, type ServeProcess } from './serve-process.js';
 
@@ -140,5 +150,31 @@ describe('bpa serve apt repository read by this machine’s apt-get', function (
     await aptGet('apt-get', 'install', '--download-only', '-y', 'liar');
     const got = await readFile(join(root, 'cache', 'archives', name));
     assert.equal(sha(got), sha(data));
+  });
+
+  it('a package whose stored file is a symbolic link leaves the index, and comes back when uploaded again', async () => {
+    const debs = join(dir, 'debs-link');
+    await mkdir(debs);
+    const a = await readFile(await buildDeb(debs, { name: 'linked-a', version: '1.0-1' }));
+    const b = await readFile(await buildDeb(debs, { name: 'linked-b', version: '1.0-1' }));
+    const other = await buildDeb(join(dir, 'elsewhere'), { name: 'other', version: '6.6-6' });
+    assert.equal(await put('linked-a_1.0-1_all.deb', a), 201);
+    const packages = async (): Promise<string> =>
+      (await fetch(`${srv.url}/artifacts/apt/Packages`)).text();
+    assert.match(await packages(), /^Package: linked-a$/m);
+    // A blob replaced by hand with a link to another package elsewhere on the machine.
+    const blob = join(dir, 'state', 'artifacts', 'blobs', 'sha256', sha(a));
+    await unlink(blob);
+    await symlink(other, blob);
+    assert.equal(await put('linked-b_1.0-1_all.deb', b), 201);
+    const index = await packages();
+    assert.match(index, /^Package: linked-b$/m);
+    assert.doesNotMatch(index, /linked-a|other/);
+    assert.equal((await fetch(`${srv.url}/artifacts/apt/pool/linked-a_1.0-1_all.deb`)).status, 404);
+    // The same content uploaded again replaces the link and is indexed again.
+    assert.equal(await put('linked-a_1.0-1_all.deb', a), 200);
+    assert.match(await packages(), /^Package: linked-a$/m);
+    const pool = await fetch(`${srv.url}/artifacts/apt/pool/linked-a_1.0-1_all.deb`);
+    assert.equal(sha(Buffer.from(await pool.arrayBuffer())), sha(a));
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -93,5 +93,23 @@ describe('ArtifactStore', () => {
     const reopened = await ArtifactStore.open(dir);
     assert.equal(reopened.get('images', 'i')?.md5, md5);
     assert.equal(await reopened.md5Of('images', 'none'), undefined);
+  });
+
+  it('never hashes through a symbolic link: no md5, nothing recorded, and the content counts as missing', async () => {
+    const store = await ArtifactStore.open(dir);
+    await store.put('images', 'i', body('image'), { sha256: sha('image'), maxBytes: 100 });
+    const outside = join(dir, 'outside');
+    await writeFile(outside, 'not the image');
+    await rm(store.blobPath(sha('image')));
+    await symlink(outside, store.blobPath(sha('image')));
+    assert.equal(await store.md5Of('images', 'i'), undefined);
+    assert.equal(store.get('images', 'i')?.md5, undefined);
+    assert.doesNotMatch(await readFile(join(dir, 'meta', 'images', 'i.json'), 'utf8'), /md5/);
+    assert.equal(await store.hasContent(store.get('images', 'i')!), false);
+    assert.deepEqual(await store.listStored('images'), []);
+    // Uploading the content again puts the real file back in place of the link.
+    await store.put('images', 'i', body('image'), { sha256: sha('image'), maxBytes: 100 });
+    assert.equal(await store.hasContent(store.get('images', 'i')!), true);
+    assert.equal(await store.md5Of('images', 'i'), createHash('md5').update('image').digest('hex'));
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
-import { mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -170,6 +170,52 @@ describe('serve: the artifact routes against an attacker on the provisioning net
     const a = await request(`${server.url}/artifacts/files/image.qcow2`);
     assert.equal(a.status, 404);
     assert.doesNotMatch(a.body.toString(), /hunter2/);
+  });
+
+  it('the checksum files of a blob replaced by a symbolic link are 404 too, and nothing of it is recorded', async () => {
+    assert.equal((await put('image.qcow2', 'the image')).status, 201);
+    const blob = store.blobPath(sha('the image'));
+    await unlink(blob);
+    await symlink(outside, blob);
+    const outsideMd5 = createHash('md5').update('BMC password: hunter2\n').digest('hex');
+    for (const suffix of ['.md5sum', '.sha256sum']) {
+      const a = await request(`${server.url}/artifacts/files/image.qcow2${suffix}`);
+      assert.equal(a.status, 404, suffix);
+      assert.doesNotMatch(a.body.toString(), new RegExp(outsideMd5), suffix);
+    }
+    assert.equal(store.get('files', 'image.qcow2')?.md5, undefined);
+    const record = await readFile(
+      join(dir, 'artifacts', 'meta', 'files', 'image.qcow2.json'),
+      'utf8',
+    );
+    assert.doesNotMatch(record, /md5/);
+  });
+
+  it('a record that is a symbolic link is not read when the store opens', async () => {
+    assert.equal((await put('real', 'content')).status, 201);
+    // A record elsewhere, well formed, naming content the store holds.
+    const elsewhere = join(dir, 'record-elsewhere.json');
+    const record = await readFile(join(dir, 'artifacts', 'meta', 'files', 'real.json'), 'utf8');
+    await writeFile(elsewhere, record.replace('"real"', '"linked"'));
+    await symlink(elsewhere, join(dir, 'artifacts', 'meta', 'files', 'linked.json'));
+    const warnings: string[] = [];
+    const reopened = await ArtifactStore.open(join(dir, 'artifacts'), {
+      warn: (m) => warnings.push(m),
+    });
+    assert.ok(reopened.get('files', 'real'));
+    assert.equal(reopened.get('files', 'linked'), undefined);
+    assert.match(warnings.join('\n'), /files\/linked\.json is a symbolic link/);
+  });
+
+  it('a directory of the store that is a symbolic link stops the store from opening', async () => {
+    const elsewhere = join(dir, 'blobs-elsewhere');
+    await mkdir(elsewhere);
+    await rm(join(dir, 'artifacts', 'blobs', 'sha256'), { recursive: true });
+    await symlink(elsewhere, join(dir, 'artifacts', 'blobs', 'sha256'));
+    await assert.rejects(
+      ArtifactStore.open(join(dir, 'artifacts')),
+      /artifacts\/blobs\/sha256 is a symbolic link/,
+    );
   });
 
   it('a record whose blob is a symbolic link is dropped when the store opens', async () => {
