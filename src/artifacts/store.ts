@@ -37,7 +37,7 @@ export interface ArtifactMeta {
 export class UploadError extends Error {
   override readonly name = 'UploadError';
   constructor(
-    readonly reason: 'checksum' | 'too-large' | 'invalid' | 'aborted',
+    readonly reason: 'checksum' | 'too-large' | 'invalid' | 'aborted' | 'no-space',
     message: string,
   ) {
     super(message);
@@ -180,6 +180,9 @@ export class ArtifactStore {
     if (problem) throw new UploadError('invalid', `${kind}/${name}: ${problem}`);
     this.pin(expect.sha256);
     let tmp: string | undefined;
+    let staged: string | undefined;
+    /** A commit that failed: it may have put content in place before its record failed. */
+    let commitFailed = false;
     try {
       // Content already stored is only hashed, not written again.
       tmp = (await isFile(this.blobPath(expect.sha256)))
@@ -201,12 +204,25 @@ export class ArtifactStore {
           throw err;
         }
       }
-      const staged = tmp;
+      staged = tmp;
       tmp = undefined;
-      return await this.locked(() => this.commit(kind, name, got, staged, deb));
+      const toPlace = staged;
+      return await this.locked(() =>
+        this.commit(kind, name, got, toPlace, deb).catch((err: unknown) => {
+          commitFailed = true;
+          throw err;
+        }),
+      );
+    } catch (err: unknown) {
+      throw outOfSpace(err, this.dir, `${kind}/${name}`) ?? err;
     } finally {
       if (tmp) await rm(tmp, { force: true });
       this.unpin(expect.sha256);
+      // Content staged or put in place for a record that could not be written is no one's.
+      if (commitFailed) {
+        if (staged) await rm(staged, { force: true });
+        await this.locked(() => this.collect(expect.sha256)).catch(() => undefined);
+      }
     }
   }
 
@@ -285,7 +301,19 @@ export class ArtifactStore {
       const now = this.metas.get(key(kind, name));
       if (!now || now.sha256 !== meta.sha256 || now.md5) return;
       const next = { ...now, md5 };
-      await writeFileAtomic(this.metaPath(kind, name), `${JSON.stringify(next, null, 2)}\n`, 0o644);
+      try {
+        await writeFileAtomic(
+          this.metaPath(kind, name),
+          `${JSON.stringify(next, null, 2)}\n`,
+          0o644,
+        );
+      } catch (err: unknown) {
+        // Only a cache: on a full disk it is kept in memory and written another time.
+        const full = outOfSpace(err, this.dir, `${kind}/${name}`);
+        if (!full) throw err;
+        this.opts.warn?.(`the md5 of ${kind}/${name} is not recorded: ${full.message}`);
+        return;
+      }
       this.metas.set(key(kind, name), next);
     });
     return md5;
@@ -320,6 +348,25 @@ export class ArtifactStore {
 }
 
 const key = (kind: ArtifactKind, name: string): string => `${kind}/${name}`;
+
+/**
+ * A full volume (ENOSPC: no space or no free inodes) or a used-up disk quota (EDQUOT) met while
+ * storing `what`, as an UploadError saying which and where; undefined for any other error.
+ */
+export function outOfSpace(err: unknown, dir: string, what: string): UploadError | undefined {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const ran =
+    code === 'ENOSPC'
+      ? `no space left on the device of the artifact store ${dir} (ENOSPC)`
+      : code === 'EDQUOT'
+        ? `the disk quota of the artifact store ${dir} is used up (EDQUOT)`
+        : undefined;
+  if (!ran) return undefined;
+  return new UploadError(
+    'no-space',
+    `${ran} while storing ${what}; nothing was stored: free space there or give the state volume more`,
+  );
+}
 
 /** Streams `body` to `file` (or only through the hashes), counting and hashing as it goes. */
 async function receive(

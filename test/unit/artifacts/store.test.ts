@@ -4,7 +4,7 @@ import { mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/prom
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { ArtifactStore, UploadError } from '../../../src/artifacts/store.js';
+import { ArtifactStore, UploadError, outOfSpace } from '../../../src/artifacts/store.js';
 
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 const body = (s: string): Readable => Readable.from([Buffer.from(s)]);
@@ -111,5 +111,26 @@ describe('ArtifactStore', () => {
     await store.put('images', 'i', body('image'), { sha256: sha('image'), maxBytes: 100 });
     assert.equal(await store.hasContent(store.get('images', 'i')!), true);
     assert.equal(await store.md5Of('images', 'i'), createHash('md5').update('image').digest('hex'));
+  });
+
+  it('tells a full volume and a used-up quota apart, naming the store, and nothing else', () => {
+    const errno = (code: string): NodeJS.ErrnoException =>
+      Object.assign(new Error(`${code}: write failed`), { code, syscall: 'write' });
+    // Root ignores disk quotas, so EDQUOT is made here; a full tmpfs gives the real ENOSPC in
+    // test/unit/serve/artifact-routes.test.ts.
+    const quota = outOfSpace(errno('EDQUOT'), '/state/artifacts', 'images/a.img');
+    assert.ok(quota instanceof UploadError);
+    assert.equal(quota.reason, 'no-space');
+    assert.match(
+      quota.message,
+      /^the disk quota of the artifact store \/state\/artifacts is used up \(EDQUOT\) while storing images\/a\.img; nothing was stored/,
+    );
+    const full = outOfSpace(errno('ENOSPC'), '/state/artifacts', 'files/b');
+    assert.match(
+      full?.message ?? '',
+      /^no space left on the device of the artifact store \/state\/artifacts \(ENOSPC\)/,
+    );
+    assert.equal(outOfSpace(errno('EIO'), '/state/artifacts', 'files/b'), undefined);
+    assert.equal(outOfSpace(new Error('other'), '/state/artifacts', 'files/b'), undefined);
   });
 });
