@@ -308,7 +308,7 @@ export class ArtifactStore {
           0o644,
         );
       } catch (err: unknown) {
-        // Only a cache: on a full disk it is kept in memory and written another time.
+        // Only a cache: on a full disk the md5 is answered unrecorded, and computed again next time.
         const full = outOfSpace(err, this.dir, `${kind}/${name}`);
         if (!full) throw err;
         this.opts.warn?.(`the md5 of ${kind}/${name} is not recorded: ${full.message}`);
