@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
+import { withoutIndexFields } from './deb-control.js';
 import type { ArtifactMeta } from './store.js';
 
 /** Where a package's file is, relative to the repository root. */
@@ -22,7 +23,8 @@ export function renderAptIndex(packages: readonly ArtifactMeta[]): AptIndex {
     .sort((a, b) => a.name.localeCompare(b.name));
   const stanzas = debs.map((m) =>
     [
-      m.deb.paragraph,
+      // Records stored before bpa dropped them at upload may still hold the package's own.
+      withoutIndexFields(m.deb.paragraph),
       `Filename: ${POOL}/${m.name}`,
       `Size: ${m.size}`,
       ...(m.md5 ? [`MD5sum: ${m.md5}`] : []),

@@ -52,5 +52,31 @@ export function parseControl(text: string): DebControl {
     throw new NotADebError(`${pkg}: its control data has no valid Architecture`);
   if (/^\s*$/m.test(paragraph))
     throw new NotADebError(`${pkg}: its control data has an empty line`);
-  return { package: pkg, version, architecture, paragraph };
+  return { package: pkg, version, architecture, paragraph: withoutIndexFields(paragraph) };
+}
+
+/**
+ * The fields an archive writes into its index for each package: where its file is and what it
+ * hashes to. bpa writes its own from the stored file; a package's own (wrong, or aimed at
+ * another file) would give its stanza two of each, of which apt may believe either.
+ */
+const INDEX_FIELDS = new Set(
+  ['Filename', 'Size', 'MD5sum', 'SHA1', 'SHA256', 'SHA512', 'Description-md5'].map((f) =>
+    f.toLowerCase(),
+  ),
+);
+
+/** A control paragraph without the index fields (field names compared without case, as dpkg does). */
+export function withoutIndexFields(paragraph: string): string {
+  const kept: string[] = [];
+  let dropping = false;
+  for (const line of paragraph.split('\n')) {
+    // A line starting with a space or tab continues the field above it.
+    if (!/^[ \t]/.test(line)) {
+      const name = line.slice(0, line.indexOf(':')).trim().toLowerCase();
+      dropping = line.includes(':') && INDEX_FIELDS.has(name);
+    }
+    if (!dropping) kept.push(line);
+  }
+  return kept.join('\n');
 }

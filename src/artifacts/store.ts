@@ -7,8 +7,8 @@
  * same content under two names, or uploaded twice, is stored once.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { lstat, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { constants, createWriteStream } from 'node:fs';
+import { lstat, mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -37,7 +37,7 @@ export interface ArtifactMeta {
 export class UploadError extends Error {
   override readonly name = 'UploadError';
   constructor(
-    readonly reason: 'checksum' | 'too-large' | 'invalid' | 'aborted',
+    readonly reason: 'checksum' | 'too-large' | 'invalid' | 'aborted' | 'no-space',
     message: string,
   ) {
     super(message);
@@ -63,7 +63,7 @@ export class ArtifactStore {
   /** Blobs an upload in progress counts on: never collected meanwhile. */
   private readonly pinned = new Map<string, number>();
   /** md5 computations in progress, by content. */
-  private readonly hashing = new Map<string, Promise<string>>();
+  private readonly hashing = new Map<string, Promise<string | undefined>>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly now: () => Date;
 
@@ -82,13 +82,30 @@ export class ArtifactStore {
     const store = new ArtifactStore(dir, opts);
     await mkdir(store.tmpDir, { recursive: true, mode: 0o700 });
     await mkdir(store.blobDir, { recursive: true, mode: 0o755 });
+    for (const kind of ARTIFACT_KINDS)
+      await mkdir(join(dir, 'meta', kind), { recursive: true, mode: 0o755 });
+    // A linked directory would put what is stored, and what is served, elsewhere on the machine.
+    for (const sub of [
+      'tmp',
+      'blobs',
+      'blobs/sha256',
+      'meta',
+      ...ARTIFACT_KINDS.map((k) => `meta/${k}`),
+    ])
+      if ((await lstat(join(dir, sub))).isSymbolicLink())
+        throw new Error(
+          `${join(dir, sub)} is a symbolic link: bpa keeps only its own directories and files in the artifact store`,
+        );
     for (const entry of await readdir(store.tmpDir))
       await rm(join(store.tmpDir, entry), { force: true });
     for (const kind of ARTIFACT_KINDS) {
       const kindDir = join(dir, 'meta', kind);
-      await mkdir(kindDir, { recursive: true, mode: 0o755 });
       for (const file of await readdir(kindDir)) {
         if (!file.endsWith('.json')) continue;
+        if ((await lstat(join(kindDir, file))).isSymbolicLink()) {
+          opts.warn?.(`artifact record ${kind}/${file} is a symbolic link; skipped`);
+          continue;
+        }
         const meta = await readMeta(join(kindDir, file));
         const ok =
           meta &&
@@ -134,6 +151,22 @@ export class ArtifactStore {
   }
 
   /**
+   * Whether an artifact's content is a regular file in the store. A symbolic link put there
+   * by hand is not its content: the artifact is then served as missing, and so is everything
+   * bpa derives from it (checksum files, md5, its entry in the apt index).
+   */
+  hasContent(meta: ArtifactMeta): Promise<boolean> {
+    return isFile(this.blobPath(meta.sha256));
+  }
+
+  /** Like list, but only the artifacts whose content is a regular file in the store. */
+  async listStored(kind?: ArtifactKind): Promise<ArtifactMeta[]> {
+    const all = this.list(kind);
+    const ok = await Promise.all(all.map((m) => this.hasContent(m)));
+    return all.filter((_, i) => ok[i]);
+  }
+
+  /**
    * Stores `body` as `kind/name` if its sha256 is `sha256` and it is at most `maxBytes` long
    * (and, for packages, a Debian package). Throws UploadError otherwise, leaving nothing.
    */
@@ -147,6 +180,9 @@ export class ArtifactStore {
     if (problem) throw new UploadError('invalid', `${kind}/${name}: ${problem}`);
     this.pin(expect.sha256);
     let tmp: string | undefined;
+    let staged: string | undefined;
+    /** A commit that failed: it may have put content in place before its record failed. */
+    let commitFailed = false;
     try {
       // Content already stored is only hashed, not written again.
       tmp = (await isFile(this.blobPath(expect.sha256)))
@@ -168,12 +204,25 @@ export class ArtifactStore {
           throw err;
         }
       }
-      const staged = tmp;
+      staged = tmp;
       tmp = undefined;
-      return await this.locked(() => this.commit(kind, name, got, staged, deb));
+      const toPlace = staged;
+      return await this.locked(() =>
+        this.commit(kind, name, got, toPlace, deb).catch((err: unknown) => {
+          commitFailed = true;
+          throw err;
+        }),
+      );
+    } catch (err: unknown) {
+      throw outOfSpace(err, this.dir, `${kind}/${name}`) ?? err;
     } finally {
       if (tmp) await rm(tmp, { force: true });
       this.unpin(expect.sha256);
+      // Content staged or put in place for a record that could not be written is no one's.
+      if (commitFailed) {
+        if (staged) await rm(staged, { force: true });
+        await this.locked(() => this.collect(expect.sha256)).catch(() => undefined);
+      }
     }
   }
 
@@ -185,15 +234,22 @@ export class ArtifactStore {
     deb: DebControl | undefined,
   ): Promise<PutResult> {
     const blob = this.blobPath(got.sha256);
+    // Whether the content was put (back) in place: missing, or a link put there by hand.
+    let placed = false;
     if (staged) {
       if (await isFile(blob)) await rm(staged, { force: true });
       else {
         await rename(staged, blob);
         await syncDir(this.blobDir);
+        placed = true;
       }
     }
     const prev = this.metas.get(key(kind, name));
-    if (prev && prev.sha256 === got.sha256) return { outcome: 'unchanged', meta: prev };
+    if (prev && prev.sha256 === got.sha256) {
+      // The name is served again: what is derived from the store (the apt index) includes it.
+      if (placed) await this.opts.onChange?.(kind, this);
+      return { outcome: 'unchanged', meta: prev };
+    }
     const meta: ArtifactMeta = {
       kind,
       name,
@@ -226,24 +282,38 @@ export class ArtifactStore {
 
   /**
    * The md5 of an artifact, computed from its content the first time it is asked for and kept
-   * in its record; undefined when there is no such artifact (any more).
+   * in its record; undefined when there is no such artifact (any more), or its content is not
+   * a regular file (a link is never followed, and nothing is recorded of it).
    */
   async md5Of(kind: ArtifactKind, name: string): Promise<string | undefined> {
     const meta = this.metas.get(key(kind, name));
     if (!meta) return undefined;
     if (meta.md5) return meta.md5;
-    let pending = this.hashing.get(meta.sha256);
+    let pending: Promise<string | undefined> | undefined = this.hashing.get(meta.sha256);
     if (!pending) {
       pending = md5File(this.blobPath(meta.sha256));
       this.hashing.set(meta.sha256, pending);
       void pending.finally(() => this.hashing.delete(meta.sha256)).catch(() => undefined);
     }
     const md5 = await pending;
+    if (md5 === undefined) return undefined;
     await this.locked(async () => {
       const now = this.metas.get(key(kind, name));
       if (!now || now.sha256 !== meta.sha256 || now.md5) return;
       const next = { ...now, md5 };
-      await writeFileAtomic(this.metaPath(kind, name), `${JSON.stringify(next, null, 2)}\n`, 0o644);
+      try {
+        await writeFileAtomic(
+          this.metaPath(kind, name),
+          `${JSON.stringify(next, null, 2)}\n`,
+          0o644,
+        );
+      } catch (err: unknown) {
+        // Only a cache: on a full disk the md5 is answered unrecorded, and computed again next time.
+        const full = outOfSpace(err, this.dir, `${kind}/${name}`);
+        if (!full) throw err;
+        this.opts.warn?.(`the md5 of ${kind}/${name} is not recorded: ${full.message}`);
+        return;
+      }
       this.metas.set(key(kind, name), next);
     });
     return md5;
@@ -278,6 +348,25 @@ export class ArtifactStore {
 }
 
 const key = (kind: ArtifactKind, name: string): string => `${kind}/${name}`;
+
+/**
+ * A full volume (ENOSPC: no space or no free inodes) or a used-up disk quota (EDQUOT) met while
+ * storing `what`, as an UploadError saying which and where; undefined for any other error.
+ */
+export function outOfSpace(err: unknown, dir: string, what: string): UploadError | undefined {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const ran =
+    code === 'ENOSPC'
+      ? `no space left on the device of the artifact store ${dir} (ENOSPC)`
+      : code === 'EDQUOT'
+        ? `the disk quota of the artifact store ${dir} is used up (EDQUOT)`
+        : undefined;
+  if (!ran) return undefined;
+  return new UploadError(
+    'no-space',
+    `${ran} while storing ${what}; nothing was stored: free space there or give the state volume more`,
+  );
+}
 
 /** Streams `body` to `file` (or only through the hashes), counting and hashing as it goes. */
 async function receive(
@@ -327,15 +416,45 @@ async function receive(
   return { sha256: sha.digest('hex'), ...(md5 ? { md5: md5.digest('hex') } : {}), size };
 }
 
-async function md5File(path: string): Promise<string> {
-  const h = createHash('md5');
-  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
-  return h.digest('hex');
+/** The md5 of a regular file; undefined when `path` is a symbolic link or not a file. */
+async function md5File(path: string): Promise<string | undefined> {
+  const fh = await openNoFollow(path);
+  if (!fh) return undefined;
+  try {
+    const h = createHash('md5');
+    for await (const chunk of fh.createReadStream({ autoClose: false })) h.update(chunk as Buffer);
+    return h.digest('hex');
+  } finally {
+    await fh.close();
+  }
+}
+
+/** `path` opened for reading if it is a regular file itself, not a link to one. */
+async function openNoFollow(path: string): Promise<FileHandle | undefined> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err: unknown) {
+    // ELOOP: a symbolic link; ENOENT: gone meanwhile.
+    if (['ELOOP', 'ENOENT'].includes((err as NodeJS.ErrnoException).code ?? '')) return undefined;
+    throw err;
+  }
+  if ((await fh.stat()).isFile()) return fh;
+  await fh.close();
+  return undefined;
 }
 
 async function readMeta(file: string): Promise<ArtifactMeta | undefined> {
   try {
-    const meta = JSON.parse(await readFile(file, 'utf8')) as ArtifactMeta;
+    const fh = await openNoFollow(file);
+    if (!fh) return undefined;
+    let text: string;
+    try {
+      text = await fh.readFile('utf8');
+    } finally {
+      await fh.close();
+    }
+    const meta = JSON.parse(text) as ArtifactMeta;
     if (
       !isArtifactKind(meta.kind) ||
       nameProblem(meta.kind, meta.name) ||

@@ -773,8 +773,8 @@ export const RUNTIME_CODES = {
     retry: 'stalled',
     area: art,
     summary:
-      'bpa serve cannot open or write its artifact store (<state>/artifacts): permissions, a full or read-only volume',
-    fix: 'check the state volume: bpa must be able to create and rename files under <state>/artifacts',
+      'bpa serve cannot open or write its artifact store (<state>/artifacts): permissions, a full or read-only volume, a directory of the store that is a symbolic link',
+    fix: 'check the state volume: bpa must be able to create and rename files under <state>/artifacts, and the directories under it must be directories, not links',
   },
   APT_SIGNING_KEY_INVALID: {
     retry: 'stalled',

@@ -191,12 +191,17 @@ async function upload(
     sendJson(res, outcome === 'unchanged' ? 200 : 201, body);
   } catch (err: unknown) {
     if (!(err instanceof UploadError)) throw err;
-    log.warn({ kind: target.kind, name: target.name, reason: err.reason }, err.message);
+    // A full disk is the operator's to fix, not the client's: logged as an error.
+    const level = err.reason === 'no-space' ? 'error' : 'warn';
+    log[level]({ kind: target.kind, name: target.name, reason: err.reason }, err.message);
     if (err.reason === 'aborted') return void req.destroy();
-    const status = err.reason === 'too-large' ? 413 : 400;
-    const error = { checksum: 'checksum_mismatch', 'too-large': 'too_large', invalid: 'invalid' }[
-      err.reason
-    ];
+    const status = err.reason === 'too-large' ? 413 : err.reason === 'no-space' ? 507 : 400;
+    const error = {
+      checksum: 'checksum_mismatch',
+      'too-large': 'too_large',
+      invalid: 'invalid',
+      'no-space': 'insufficient_storage',
+    }[err.reason];
     if (req.readableEnded) sendJson(res, status, { error, message: err.message });
     else refuse(req, res, status, { error, message: err.message });
   }
@@ -239,6 +244,8 @@ async function download(
   const meta = opts.store.get(area, suffix ? name.slice(0, -suffix.length) : name);
   if (!meta) return notFound(res, `${area}/${name}`);
   if (suffix) {
+    // Missing content is missing for its checksum files too, as for the artifact itself.
+    if (!(await opts.store.hasContent(meta))) return notFound(res, `${area}/${name}`);
     // The format of sha256sum/md5sum, which Ironic reads too: "<hash>  <file name>".
     const hash = suffix === '.md5sum' ? await opts.store.md5Of(area, meta.name) : meta.sha256;
     if (!hash) return notFound(res, `${area}/${name}`);

@@ -31,7 +31,7 @@ export async function startArtifacts(cfg: Config, log: Logger): Promise<Artifact
     try {
       store = await ArtifactStore.open(artifactsDir(cfg.stateDir), {
         onChange: async (kind, s) => {
-          if (kind === 'packages') await apt.rebuild(s.list('packages'));
+          if (kind === 'packages') await apt.rebuild(await s.listStored('packages'));
         },
         warn: (message) => log.warn({ component: 'artifacts' }, message),
       });

@@ -50,6 +50,48 @@ describe('renderAptIndex', () => {
     ]);
     assert.equal(again.release, index.release);
   });
+  it('keeps only bpa’s own Filename, Size and hashes, whatever the package’s control data says', () => {
+    const own = [
+      'Filename: pool/elsewhere.deb',
+      'size: 99',
+      `MD5sum: ${'0'.repeat(32)}`,
+      `SHA1: ${'0'.repeat(40)}`,
+      `SHA256: ${'0'.repeat(64)}`,
+      `Sha512: ${'0'.repeat(64)}`,
+      ` ${'0'.repeat(64)}`,
+      `Description-md5: ${'0'.repeat(32)}`,
+    ];
+    const raw = `Package: liar\nVersion: 1\nArchitecture: all\n${own.join('\n')}\nDescription: t\n more\n`;
+    const parsed = parseControl(raw);
+    assert.equal(
+      parsed.paragraph,
+      'Package: liar\nVersion: 1\nArchitecture: all\nDescription: t\n more',
+    );
+    // A record stored before bpa dropped them at upload holds them still: the index drops them.
+    const stored = {
+      ...deb('liar', '1', '2026-01-01T00:00:00Z'),
+      deb: { ...parsed, paragraph: raw.trimEnd() },
+    };
+    const text = renderAptIndex([stored]).packages.toString();
+    const names = text
+      .split('\n')
+      .filter((l) => /^\S/.test(l))
+      .map((l) => l.slice(0, l.indexOf(':')).toLowerCase());
+    assert.deepEqual(names, [
+      'package',
+      'version',
+      'architecture',
+      'description',
+      'filename',
+      'size',
+      'md5sum',
+      'sha256',
+    ]);
+    assert.match(
+      text,
+      /^Filename: pool\/liar_1_all\.deb\nSize: 1234\nMD5sum: b{32}\nSHA256: a{64}\n$/m,
+    );
+  });
   it('refuses control data without Package, Version or Architecture', () => {
     assert.throws(() => parseControl('Version: 1\nArchitecture: all\n'), /Package/);
     assert.throws(() => parseControl('Package: x1\nArchitecture: all\n'), /Version/);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { ArtifactStore, UploadError } from '../../../src/artifacts/store.js';
+import { ArtifactStore, UploadError, outOfSpace } from '../../../src/artifacts/store.js';
 
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 const body = (s: string): Readable => Readable.from([Buffer.from(s)]);
@@ -93,5 +93,44 @@ describe('ArtifactStore', () => {
     const reopened = await ArtifactStore.open(dir);
     assert.equal(reopened.get('images', 'i')?.md5, md5);
     assert.equal(await reopened.md5Of('images', 'none'), undefined);
+  });
+
+  it('never hashes through a symbolic link: no md5, nothing recorded, and the content counts as missing', async () => {
+    const store = await ArtifactStore.open(dir);
+    await store.put('images', 'i', body('image'), { sha256: sha('image'), maxBytes: 100 });
+    const outside = join(dir, 'outside');
+    await writeFile(outside, 'not the image');
+    await rm(store.blobPath(sha('image')));
+    await symlink(outside, store.blobPath(sha('image')));
+    assert.equal(await store.md5Of('images', 'i'), undefined);
+    assert.equal(store.get('images', 'i')?.md5, undefined);
+    assert.doesNotMatch(await readFile(join(dir, 'meta', 'images', 'i.json'), 'utf8'), /md5/);
+    assert.equal(await store.hasContent(store.get('images', 'i')!), false);
+    assert.deepEqual(await store.listStored('images'), []);
+    // Uploading the content again puts the real file back in place of the link.
+    await store.put('images', 'i', body('image'), { sha256: sha('image'), maxBytes: 100 });
+    assert.equal(await store.hasContent(store.get('images', 'i')!), true);
+    assert.equal(await store.md5Of('images', 'i'), createHash('md5').update('image').digest('hex'));
+  });
+
+  it('tells a full volume and a used-up quota apart, naming the store, and nothing else', () => {
+    const errno = (code: string): NodeJS.ErrnoException =>
+      Object.assign(new Error(`${code}: write failed`), { code, syscall: 'write' });
+    // Root ignores disk quotas, so EDQUOT is made here; a full tmpfs gives the real ENOSPC in
+    // test/unit/serve/artifact-routes.test.ts.
+    const quota = outOfSpace(errno('EDQUOT'), '/state/artifacts', 'images/a.img');
+    assert.ok(quota instanceof UploadError);
+    assert.equal(quota.reason, 'no-space');
+    assert.match(
+      quota.message,
+      /^the disk quota of the artifact store \/state\/artifacts is used up \(EDQUOT\) while storing images\/a\.img; nothing was stored/,
+    );
+    const full = outOfSpace(errno('ENOSPC'), '/state/artifacts', 'files/b');
+    assert.match(
+      full?.message ?? '',
+      /^no space left on the device of the artifact store \/state\/artifacts \(ENOSPC\)/,
+    );
+    assert.equal(outOfSpace(errno('EIO'), '/state/artifacts', 'files/b'), undefined);
+    assert.equal(outOfSpace(new Error('other'), '/state/artifacts', 'files/b'), undefined);
   });
 });

@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import {
+  mkdir,
+  mkdtemp,
+  readFile,
+  readdir,
+  rm,
+  symlink,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -172,6 +182,52 @@ describe('serve: the artifact routes against an attacker on the provisioning net
     assert.doesNotMatch(a.body.toString(), /hunter2/);
   });
 
+  it('the checksum files of a blob replaced by a symbolic link are 404 too, and nothing of it is recorded', async () => {
+    assert.equal((await put('image.qcow2', 'the image')).status, 201);
+    const blob = store.blobPath(sha('the image'));
+    await unlink(blob);
+    await symlink(outside, blob);
+    const outsideMd5 = createHash('md5').update('BMC password: hunter2\n').digest('hex');
+    for (const suffix of ['.md5sum', '.sha256sum']) {
+      const a = await request(`${server.url}/artifacts/files/image.qcow2${suffix}`);
+      assert.equal(a.status, 404, suffix);
+      assert.doesNotMatch(a.body.toString(), new RegExp(outsideMd5), suffix);
+    }
+    assert.equal(store.get('files', 'image.qcow2')?.md5, undefined);
+    const record = await readFile(
+      join(dir, 'artifacts', 'meta', 'files', 'image.qcow2.json'),
+      'utf8',
+    );
+    assert.doesNotMatch(record, /md5/);
+  });
+
+  it('a record that is a symbolic link is not read when the store opens', async () => {
+    assert.equal((await put('real', 'content')).status, 201);
+    // A record elsewhere, well formed, naming content the store holds.
+    const elsewhere = join(dir, 'record-elsewhere.json');
+    const record = await readFile(join(dir, 'artifacts', 'meta', 'files', 'real.json'), 'utf8');
+    await writeFile(elsewhere, record.replace('"real"', '"linked"'));
+    await symlink(elsewhere, join(dir, 'artifacts', 'meta', 'files', 'linked.json'));
+    const warnings: string[] = [];
+    const reopened = await ArtifactStore.open(join(dir, 'artifacts'), {
+      warn: (m) => warnings.push(m),
+    });
+    assert.ok(reopened.get('files', 'real'));
+    assert.equal(reopened.get('files', 'linked'), undefined);
+    assert.match(warnings.join('\n'), /files\/linked\.json is a symbolic link/);
+  });
+
+  it('a directory of the store that is a symbolic link stops the store from opening', async () => {
+    const elsewhere = join(dir, 'blobs-elsewhere');
+    await mkdir(elsewhere);
+    await rm(join(dir, 'artifacts', 'blobs', 'sha256'), { recursive: true });
+    await symlink(elsewhere, join(dir, 'artifacts', 'blobs', 'sha256'));
+    await assert.rejects(
+      ArtifactStore.open(join(dir, 'artifacts')),
+      /artifacts\/blobs\/sha256 is a symbolic link/,
+    );
+  });
+
   it('a record whose blob is a symbolic link is dropped when the store opens', async () => {
     assert.equal((await put('linked', 'content')).status, 201);
     const blob = store.blobPath(sha('content'));
@@ -229,5 +285,103 @@ describe('serve: the artifact routes against an attacker on the provisioning net
       headers: { 'x-padding': 'a'.repeat(64 * 1024) },
     });
     assert.equal(huge.status, 431);
+  });
+});
+
+/**
+ * Mounts a tmpfs of `size` bytes (and at most `inodes` files and directories) at `path`, so that
+ * a store there runs out of room for real; returns how to unmount it, or why it cannot.
+ */
+async function smallDisk(
+  path: string,
+  size: number,
+  inodes?: number,
+): Promise<{ unmount(): Promise<void> } | { reason: string }> {
+  if (process.getuid?.() !== 0) return { reason: 'mounting a tmpfs needs root' };
+  await mkdir(path, { recursive: true });
+  const options = [`size=${size}`, ...(inodes ? [`nr_inodes=${inodes}`] : []), 'mode=0755'];
+  const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', options.join(','), 'tmpfs', path], {
+    encoding: 'utf8',
+  });
+  if (mount.status !== 0)
+    return { reason: `mount -t tmpfs failed: ${(mount.stderr || String(mount.error)).trim()}` };
+  return {
+    async unmount() {
+      const r = spawnSync('umount', [path], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`umount ${path}: ${r.stderr}`);
+    },
+  };
+}
+
+describe('serve: an upload to a full disk', () => {
+  let dir = '';
+  let disk: { unmount(): Promise<void> } | undefined;
+  let server: { url: string; close(): Promise<void> } | undefined;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'bpa-artifact-full-'));
+  });
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+    await disk?.unmount();
+    disk = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A store on a tmpfs of `size` bytes and `inodes` inodes, served; undefined when skipped. */
+  const serveSmall = async (
+    ctx: Mocha.Context,
+    size: number,
+    inodes?: number,
+  ): Promise<{ store: ArtifactStore; path: string; url: string }> => {
+    const path = join(dir, 'small');
+    const got = await smallDisk(path, size, inodes);
+    if ('reason' in got) {
+      console.log(`    skipped: ${got.reason}`);
+      ctx.skip();
+    }
+    disk = got as { unmount(): Promise<void> };
+    const store = await ArtifactStore.open(path);
+    server = await serveRoutes(
+      artifactRoutes({ store, apt: new AptRepository(), token: TOKEN, maxBytes: 64 << 20, log }),
+    );
+    return { store, path, url: server.url };
+  };
+  const put = (url: string, name: string, body: Buffer): Promise<Answer> =>
+    request(`${url}/api/v1/artifacts/files/${name}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TOKEN}`, 'x-checksum-sha256': sha(body) },
+      body,
+    });
+  const leftovers = async (path: string): Promise<string[]> => [
+    ...(await readdir(join(path, 'tmp'))),
+    ...(await readdir(join(path, 'blobs', 'sha256'))),
+    ...(await readdir(join(path, 'meta', 'files'))),
+  ];
+
+  it('no space for the body: 507 naming ENOSPC and the store directory, nothing left', async function () {
+    const { store, path, url } = await serveSmall(this, 512 * 1024);
+    const a = await put(url, 'big.img', randomBytes(2 * 1024 * 1024));
+    assert.equal(a.status, 507, a.body.toString());
+    const body = JSON.parse(a.body.toString()) as { error: string; message: string };
+    assert.equal(body.error, 'insufficient_storage');
+    assert.match(body.message, /no space left/);
+    assert.match(body.message, /ENOSPC/);
+    assert.ok(body.message.includes(path), body.message);
+    assert.doesNotMatch(body.message, /\n\s+at /);
+    assert.deepEqual(await leftovers(path), []);
+    assert.deepEqual(store.list(), []);
+    // The space was given back: what fits is stored.
+    assert.equal((await put(url, 'small.img', Buffer.from('fits'))).status, 201);
+  });
+
+  it('no room for the record once the body is stored: 507, and the body is removed too', async function () {
+    // The mount point, the store's 7 directories and the upload's file: the record finds none.
+    const { store, path, url } = await serveSmall(this, 1024 * 1024, 9);
+    const a = await put(url, 'image.img', Buffer.from('the image'));
+    assert.equal(a.status, 507, a.body.toString());
+    assert.match(a.body.toString(), /insufficient_storage/);
+    assert.deepEqual(await leftovers(path), []);
+    assert.deepEqual(store.list(), []);
   });
 });
