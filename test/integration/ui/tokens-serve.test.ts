@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, kill, spawnBpa, waitFor } from '../apply/harness.js';
+import { requireLoopbackOnly } from '../../netns/loopback-only.js';
+
+const UI = 'ui-token-5d1f0b7c93e2a4';
+const API = 'api-token-8a6e2c1d0f7b';
+const UPLOAD = 'upload-token-3c9b7e1f2a4d';
+
+interface Reply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * One request on its own connection, from the loopback address `from` (127.0.0.0/8 is all
+ * this machine's: 50 addresses are 50 clients to the server). An event stream is cut off at
+ * its headers; no answer within `timeoutMs` is an error.
+ */
+function call(
+  url: string,
+  opts: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    from?: string;
+    timeoutMs?: number;
+  } = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: opts.method ?? 'GET',
+        headers: opts.headers,
+        agent: false,
+        localAddress: opts.from ?? '127.0.0.1',
+        signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000),
+      },
+      (res) => {
+        if (
+          opts.method !== 'HEAD' &&
+          String(res.headers['content-type']).includes('event-stream')
+        ) {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: '' });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+      },
+    );
+    req.on('error', (err) =>
+      req.destroyed && err.name !== 'AbortError' ? undefined : reject(err),
+    );
+    req.end(opts.body);
+  });
+}
+
+/**
+ * The real `bpa serve` with the three tokens (page, suspend API, artifact API): one limit on
+ * guessing holds for all of them and across addresses, the page's forms refuse other sites,
+ * and HEAD on the event stream answers at once.
+ */
+describe('bpa serve: token checks, forms from other sites, HEAD on the stream', function () {
+  this.timeout(90_000);
+  requireLoopbackOnly();
+  let tmp = '';
+  let site = '';
+  const children: ChildProcess[] = [];
+
+  before(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-tokens-'));
+    site = join(tmp, 'site');
+    await cp(join(ROOT, 'sites', 'example', 'inventory'), join(site, 'inventory'), {
+      recursive: true,
+    });
+    await cp(join(ROOT, 'sites', 'example', 'site.yaml'), join(site, 'site.yaml'));
+    await writeFile(join(tmp, 'ui'), `${UI}\n`, { mode: 0o600 });
+    await writeFile(join(tmp, 'api'), `${API}\n`, { mode: 0o600 });
+    await writeFile(join(tmp, 'upload'), `${UPLOAD}\n`, { mode: 0o600 });
+  });
+  after(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) await kill(c);
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  /** A fresh bpa serve (a fresh limit) with every token; its base URL. */
+  async function serve(state: string): Promise<{ base: string; stderr: () => string }> {
+    let stderr = '';
+    const child = spawnBpa([
+      'serve',
+      '--watch',
+      site,
+      '--state',
+      join(tmp, state),
+      '--interval',
+      '1h',
+      '--listen',
+      '127.0.0.1:0',
+      '--ui-token-file',
+      join(tmp, 'ui'),
+      '--api-token-file',
+      join(tmp, 'api'),
+      '--artifacts-token-file',
+      join(tmp, 'upload'),
+    ]);
+    children.push(child);
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const base = await waitFor(
+      'the server URL',
+      async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stderr)?.[1],
+      20_000,
+    );
+    return { base, stderr: () => stderr };
+  }
+
+  const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
+  it('HEAD /ui/events answers at once with the headers of the stream', async () => {
+    const { base } = await serve('state-head');
+    const started = Date.now();
+    const head = await call(`${base}/ui/events`, {
+      method: 'HEAD',
+      headers: bearer(UI),
+      timeoutMs: 2_000,
+    });
+    assert.ok(Date.now() - started < 2_000);
+    assert.equal(head.status, 200);
+    assert.equal(head.headers['content-type'], 'text/event-stream; charset=utf-8');
+    assert.equal(head.body, '');
+    const denied = await call(`${base}/ui/events`, { method: 'HEAD', timeoutMs: 2_000 });
+    assert.equal(denied.status, 401, 'the token is still needed');
+  });
+});
