@@ -225,6 +225,7 @@ export function loginRoutes(
           sendPage(res, 200, loginForm(next));
         },
         POST: async (req, res) => {
+          if (refuseCrossSite(req, res)) return;
           const client = clientOf(req);
           const blocked = throttle.retryAfter(client, now());
           if (blocked > 0) {
@@ -259,6 +260,7 @@ export function loginRoutes(
       path: '/ui/logout',
       handlers: {
         POST: (req, res) => {
+          if (refuseCrossSite(req, res)) return;
           req.resume();
           res.writeHead(303, {
             location: '/ui/login',
@@ -270,6 +272,66 @@ export function loginRoutes(
       },
     },
   ];
+}
+
+/**
+ * Why a state-changing request was sent by a page of another site, or undefined when it was
+ * not (the check of Go's CrossOriginProtection): the browser's `Sec-Fetch-Site` when it sends
+ * one (`same-origin`, or `none` for an address typed or bookmarked, pass), else its `Origin`,
+ * which must name the host asked for (`Host`, or `X-Forwarded-Host` from a proxy: a form of
+ * another site can set neither). A request with neither header is no browser's form and
+ * passes: curl and scripts stay as they were.
+ */
+export function crossSite(req: IncomingMessage): string | undefined {
+  const fetchSite = req.headers['sec-fetch-site'];
+  if (typeof fetchSite === 'string') {
+    if (fetchSite === 'same-origin' || fetchSite === 'none') return undefined;
+    return `Sec-Fetch-Site: ${fetchSite}`;
+  }
+  const origin = req.headers.origin;
+  if (origin === undefined) return undefined;
+  let from: URL | undefined;
+  try {
+    from = new URL(origin);
+  } catch {
+    // `Origin: null`: a sandboxed frame, a file, a redirect from elsewhere.
+  }
+  if (from && (from.protocol === 'http:' || from.protocol === 'https:')) {
+    const forwarded = req.headers['x-forwarded-host'];
+    const asked = [
+      req.headers.host,
+      (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0],
+    ];
+    for (const host of asked) {
+      if (!host) continue;
+      try {
+        if (new URL(`${from.protocol}//${host.trim()}`).host === from.host) return undefined;
+      } catch {
+        // Not a host name: no match.
+      }
+    }
+  }
+  return `Origin: ${origin.slice(0, 200)}`;
+}
+
+/** 403 for a form sent from another site (see crossSite); true when it answered. */
+function refuseCrossSite(req: IncomingMessage, res: ServerResponse): boolean {
+  const why = crossSite(req);
+  if (why === undefined) return false;
+  req.resume();
+  sendPage(
+    res,
+    403,
+    loginLayout(
+      html`<h1>Refused: sent from another site</h1>
+        <p>
+          bpa takes a log-in or log-out only from its own page, and the browser says this one came
+          from elsewhere (${why}). Nothing was changed.
+        </p>
+        <p><a href="/ui/login">Open bpa's own login page</a></p>`,
+    ),
+  );
+  return true;
 }
 
 async function readForm(req: IncomingMessage, max: number): Promise<URLSearchParams | undefined> {

@@ -128,6 +128,57 @@ describe('bpa serve: token checks, forms from other sites, HEAD on the stream', 
   }
 
   const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
+  const login = (base: string, headers: Record<string, string> = {}): Promise<Reply> =>
+    call(`${base}/ui/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams({ token: UI, next: '/' }).toString(),
+    });
+
+  it('refuses a log-out or log-in sent from another site (403), takes one from its own page', async () => {
+    const { base } = await serve('state-origin');
+    const { host } = new URL(base);
+    const session = (((await login(base)).headers['set-cookie'] ?? [])[0] ?? '').split(';')[0];
+    assert.match(session ?? '', /^bpa_ui=\d+\./);
+    for (const headers of <Record<string, string>[]>[
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+      { origin: `http://${host}.evil.example` },
+      { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'same-site' },
+      // A browser's Sec-Fetch-Site wins over an Origin that looks right.
+      { 'sec-fetch-site': 'cross-site', origin: base },
+    ]) {
+      const out = await call(`${base}/ui/logout`, {
+        method: 'POST',
+        headers: { cookie: session ?? '', ...headers },
+      });
+      assert.equal(out.status, 403, JSON.stringify(headers));
+      assert.equal(out.headers['set-cookie'], undefined, 'the session is not cleared');
+      assert.match(out.body, /Refused: sent from another site/);
+      const cross = await login(base, headers);
+      assert.equal(cross.status, 403, JSON.stringify(headers));
+      assert.equal(cross.headers['set-cookie'], undefined);
+    }
+    // The session still works; its own page (or a client that is no browser) logs out.
+    assert.equal((await call(`${base}/`, { headers: { cookie: session ?? '' } })).status, 200);
+    for (const headers of <Record<string, string>[]>[
+      { origin: base },
+      { 'sec-fetch-site': 'same-origin', origin: base },
+      { 'sec-fetch-site': 'none' },
+      { origin: 'https://bpa.site.example', 'x-forwarded-host': 'bpa.site.example' },
+      {},
+    ]) {
+      const out = await call(`${base}/ui/logout`, {
+        method: 'POST',
+        headers: { cookie: session ?? '', ...headers },
+      });
+      assert.equal(out.status, 303, JSON.stringify(headers));
+      assert.match(out.headers['set-cookie']?.[0] ?? '', /^bpa_ui=; .*Max-Age=0/);
+    }
+    assert.equal((await login(base, { origin: base })).status, 303);
+  });
+
   it('HEAD /ui/events answers at once with the headers of the stream', async () => {
     const { base } = await serve('state-head');
     const started = Date.now();
