@@ -9,6 +9,7 @@ import type { Logger } from '../util/log.js';
 import { printable } from '../util/printable.js';
 import { messageOf } from '../util/errors.js';
 import { requireBearer } from './auth.js';
+import type { GuessLimiter } from './guess-limit.js';
 import type { RouteSet } from './http.js';
 import { sendJson } from './respond.js';
 import { readBody } from './webhook.js';
@@ -16,6 +17,8 @@ import { readBody } from './webhook.js';
 export interface SuspendApiOptions {
   /** The bearer token (from --api-token-file). Without one the routes do not exist. */
   token: string;
+  /** Counts wrong tokens, shared with every other token check of the server. */
+  limiter: GuessLimiter;
   stateDir: string;
   /** Asks for a reconcile, so the suspension reaches the reports (and the next commit) soon. */
   trigger: () => void;
@@ -46,7 +49,7 @@ export function suspendRoutes(opts: SuspendApiOptions): RouteSet[] {
   const change =
     (kind: 'suspend' | 'resume') =>
     async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-      if (!requireBearer(req, res, opts.token)) return;
+      if (!requireBearer(req, res, opts.token, opts.limiter)) return;
       const body = await readRequest(req, res);
       if (!body) return;
       try {
@@ -85,7 +88,7 @@ export function suspendRoutes(opts: SuspendApiOptions): RouteSet[] {
       handlers: {
         POST: change('suspend'),
         GET: async (req, res) => {
-          if (!requireBearer(req, res, opts.token)) return;
+          if (!requireBearer(req, res, opts.token, opts.limiter)) return;
           try {
             sendJson(res, 200, { suspended: view(await readSuspensions(opts.stateDir)) });
           } catch (err: unknown) {

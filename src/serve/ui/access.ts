@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { bearerToken, sameSecret } from '../auth.js';
+import { bearerToken, clientOf, guessBlockMessage, sameSecret } from '../auth.js';
+import type { GuessBlock, GuessLimiter } from '../guess-limit.js';
 import type { RouteSet } from '../http.js';
 import { sendJson } from '../respond.js';
 import { html, type Html } from './html.js';
-import { LoginThrottle } from './login-throttle.js';
 
 /**
  * Who may see the status page:
@@ -80,33 +80,18 @@ function cookieOf(req: IncomingMessage, name: string): string | undefined {
   return undefined;
 }
 
-/** One throttle per access, shared by the login form and bearer tokens on the page's routes. */
-const throttles = new WeakMap<UiAccess, LoginThrottle>();
-export function throttleOf(access: UiAccess): LoginThrottle {
-  let t = throttles.get(access);
-  if (!t) throttles.set(access, (t = new LoginThrottle()));
-  return t;
-}
-
-function clientOf(req: IncomingMessage): string {
-  return req.socket.remoteAddress ?? 'unknown';
-}
-
-/** 429 with Retry-After: too many wrong tokens from this address (see LoginThrottle). */
-function tooMany(req: IncomingMessage, res: ServerResponse, page: boolean, seconds: number): void {
+/** 429 with Retry-After: too many wrong tokens (see GuessLimiter). */
+function tooMany(
+  req: IncomingMessage,
+  res: ServerResponse,
+  page: boolean,
+  block: GuessBlock,
+): void {
   req.resume();
-  res.setHeader('retry-after', String(seconds));
-  const message = `too many wrong tokens from this address: try again in ${seconds} s`;
+  res.setHeader('retry-after', String(block.seconds));
+  const message = guessBlockMessage(block);
   if (page) sendPage(res, 429, loginForm('/', `${message[0]?.toUpperCase()}${message.slice(1)}.`));
   else sendJson(res, 429, { error: 'too_many_requests', message });
-}
-
-/** Whether the request carries the token (bearer) or a session from the login form. */
-export function authorized(req: IncomingMessage, token: string, now = Date.now()): boolean {
-  const bearer = bearerToken(req);
-  if (bearer !== undefined) return sameSecret(bearer, token);
-  const session = cookieOf(req, COOKIE);
-  return session !== undefined && validSession(session, token, now);
 }
 
 /**
@@ -123,8 +108,8 @@ function safeNext(next: string | null | undefined): string {
  */
 export function uiGuard(
   access: UiAccess,
+  limiter: GuessLimiter,
   now: () => number = Date.now,
-  throttle: LoginThrottle = throttleOf(access),
 ): (req: IncomingMessage, res: ServerResponse, path: string) => boolean {
   return (req, res, path) => {
     const page = path !== '/ui/events';
@@ -165,26 +150,19 @@ export function uiGuard(
         });
       return false;
     }
-    // A bearer token is a guess like the form's: the same throttle counts it (a session
-    // cookie is a MAC nobody guesses, and keeps working).
+    // A bearer token is a guess like the form's: the same limiter counts it (a session
+    // cookie is a MAC nobody guesses, and keeps working while guessing is blocked).
     const bearer = bearerToken(req);
     if (bearer !== undefined) {
-      const wait = throttle.retryAfter(clientOf(req), now());
-      if (wait > 0) {
-        tooMany(req, res, page, wait);
+      const guess = limiter.check(clientOf(req), now(), () => sameSecret(bearer, access.token));
+      if (guess.ok) return true;
+      if (guess.blocked) {
+        tooMany(req, res, page, guess.blocked);
         return false;
       }
-    }
-    if (authorized(req, access.token, now())) {
-      if (bearer !== undefined) throttle.succeeded(clientOf(req));
-      return true;
-    }
-    if (bearer !== undefined) {
-      const wait = throttle.failed(clientOf(req), now());
-      if (wait > 0) {
-        tooMany(req, res, page, wait);
-        return false;
-      }
+    } else {
+      const session = cookieOf(req, COOKIE);
+      if (session !== undefined && validSession(session, access.token, now())) return true;
     }
     req.resume();
     if (page) {
@@ -208,9 +186,9 @@ export function uiGuard(
 /** GET/POST /ui/login and POST /ui/logout, when the page needs a token. */
 export function loginRoutes(
   access: UiAccess,
-  maxBodyBytes = 4096,
+  limiter: GuessLimiter,
   now: () => number = Date.now,
-  throttle: LoginThrottle = throttleOf(access),
+  maxBodyBytes = 4096,
 ): RouteSet[] {
   if (access.mode !== 'token') return [];
   const token = access.token;
@@ -226,9 +204,8 @@ export function loginRoutes(
         },
         POST: async (req, res) => {
           if (refuseCrossSite(req, res)) return;
-          const client = clientOf(req);
-          const blocked = throttle.retryAfter(client, now());
-          if (blocked > 0) {
+          const blocked = limiter.blocked(clientOf(req), now());
+          if (blocked) {
             tooMany(req, res, true, blocked);
             return;
           }
@@ -239,13 +216,16 @@ export function loginRoutes(
           }
           const next = safeNext(form.get('next'));
           const given = form.get('token') ?? '';
-          if (!given || !sameSecret(given, token)) {
-            const wait = throttle.failed(client, now());
-            if (wait > 0) tooMany(req, res, true, wait);
+          const guess = limiter.check(
+            clientOf(req),
+            now(),
+            () => given !== '' && sameSecret(given, token),
+          );
+          if (!guess.ok) {
+            if (guess.blocked) tooMany(req, res, true, guess.blocked);
             else sendPage(res, 401, loginForm(next, 'That is not the token.'));
             return;
           }
-          throttle.succeeded(client);
           const secure = req.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
           res.writeHead(303, {
             location: next,

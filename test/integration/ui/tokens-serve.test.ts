@@ -194,4 +194,88 @@ describe('bpa serve: token checks, forms from other sites, HEAD on the stream', 
     const denied = await call(`${base}/ui/events`, { method: 'HEAD', timeoutMs: 2_000 });
     assert.equal(denied.status, 401, 'the token is still needed');
   });
+
+  it('wrong tokens from one address count on every route: the page, the suspend and artifact APIs', async () => {
+    const { base } = await serve('state-one');
+    const from = '127.0.0.7';
+    const tries = [
+      () => call(`${base}/api/v1/suspend`, { method: 'POST', headers: bearer('nope-1'), from }),
+      () => call(`${base}/api/v1/artifacts`, { headers: bearer('nope-2'), from }),
+      () => call(`${base}/api/v1/suspend`, { headers: bearer('nope-3'), from }),
+      () => call(`${base}/ui/events`, { headers: bearer('nope-4'), from }),
+    ];
+    for (const t of tries) assert.equal((await t()).status, 401);
+    const fifth = await call(`${base}/api/v1/artifacts/files/x`, {
+      method: 'PUT',
+      headers: { ...bearer('nope-5'), 'x-checksum-sha256': '0'.repeat(64) },
+      body: 'x',
+      from,
+    });
+    assert.equal(fifth.status, 429);
+    assert.equal(fifth.headers['retry-after'], '60');
+    assert.match(fifth.body, /too many wrong tokens from this address: try again in 60 s/);
+    // Blocked: the right tokens are refused from that address, uncompared, on every route.
+    for (const reply of [
+      await call(`${base}/api/v1/suspend`, { headers: bearer(API), from }),
+      await call(`${base}/api/v1/artifacts`, { headers: bearer(UPLOAD), from }),
+      await call(`${base}/`, { headers: bearer(UI), from }),
+      await login(base).then(() => call(`${base}/ui/events`, { headers: bearer(UI), from })),
+    ]) {
+      assert.equal(reply.status, 429);
+      assert.ok(Number(reply.headers['retry-after']) > 0);
+    }
+    // Another address is not blocked.
+    assert.equal(
+      (await call(`${base}/api/v1/suspend`, { headers: bearer(API), from: '127.0.0.8' })).status,
+      200,
+    );
+  });
+
+  it('200 wrong bearer tokens from 50 addresses: after 20, every token check waits (429, Retry-After); a session keeps working', async () => {
+    const { base, stderr } = await serve('state-many');
+    const session = (((await login(base)).headers['set-cookie'] ?? [])[0] ?? '').split(';')[0];
+    const statuses: number[] = [];
+    const retryAfter: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const reply = await call(`${base}/ui/events`, {
+        headers: bearer(`guess-${i}`),
+        from: `127.0.0.${(i % 50) + 2}`,
+      });
+      statuses.push(reply.status);
+      if (reply.status === 429) retryAfter.push(String(reply.headers['retry-after']));
+    }
+    assert.deepEqual(statuses.slice(0, 19), Array<number>(19).fill(401));
+    assert.deepEqual(statuses.slice(19), Array<number>(181).fill(429));
+    assert.ok(
+      retryAfter.every((s) => Number(s) > 0 && Number(s) <= 30),
+      retryAfter.join(),
+    );
+    // Every token check, from any address, with the right token too: the APIs and the page.
+    const fresh = '127.0.0.200';
+    for (const reply of [
+      await call(`${base}/api/v1/suspend`, {
+        method: 'POST',
+        headers: bearer(API),
+        body: '{}',
+        from: fresh,
+      }),
+      await call(`${base}/api/v1/artifacts`, { headers: bearer(UPLOAD), from: fresh }),
+      await call(`${base}/`, { headers: bearer(UI), from: fresh }),
+    ]) {
+      assert.equal(reply.status, 429);
+      assert.ok(Number(reply.headers['retry-after']) > 0);
+      assert.match(reply.body, /too many wrong tokens from many addresses/i);
+    }
+    const form = await call(`${base}/ui/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: UI, next: '/' }).toString(),
+      from: fresh,
+    });
+    assert.equal(form.status, 429);
+    assert.equal(form.headers['set-cookie'], undefined);
+    // A session given before is no guess: the page stays open to it.
+    assert.equal((await call(`${base}/`, { headers: { cookie: session ?? '' } })).status, 200);
+    assert.match(stderr(), /too many wrong tokens from many addresses: every token check waits/);
+  });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
+import { GuessLimiter } from '../../../src/serve/guess-limit.js';
 import { startHttpServer, type HttpServer } from '../../../src/serve/http.js';
 import { BpaMetrics } from '../../../src/serve/metrics.js';
 import { Scheduler } from '../../../src/serve/scheduler.js';
@@ -52,6 +53,7 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
       log: silentLogger(),
       routes: suspendRoutes({
         token: TOKEN,
+        limiter: new GuessLimiter(),
         stateDir,
         trigger: () => triggers.push('api'),
         log: silentLogger(),
@@ -180,6 +182,7 @@ describe('serve: the suspend API drops an oversized body', () => {
       log: silentLogger(),
       routes: suspendRoutes({
         token: TOKEN,
+        limiter: new GuessLimiter(),
         stateDir: join(tmp, 'state'),
         trigger: () => undefined,
         log: silentLogger(),
