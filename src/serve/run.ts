@@ -122,6 +122,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
         token: apiToken,
         limiter: guesses,
         stateDir: cfg.stateDir,
+        clusters: () => reconciler.clusterNames(),
         trigger: () => scheduler.trigger('api'),
         log,
       })
