@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, kill, spawnBpa, waitFor } from '../apply/harness.js';
 import { requireLoopbackOnly } from '../../netns/loopback-only.js';
+import { chromium } from 'playwright-core';
+
+const CHROMIUM = '/usr/bin/chromium';
 
 const UI = 'ui-token-5d1f0b7c93e2a4';
 const API = 'api-token-8a6e2c1d0f7b';
@@ -177,6 +181,42 @@ describe('bpa serve: token checks, forms from other sites, HEAD on the stream', 
       assert.match(out.headers['set-cookie']?.[0] ?? '', /^bpa_ui=; .*Max-Age=0/);
     }
     assert.equal((await login(base, { origin: base })).status, 303);
+  });
+
+  it("in a browser: a log-out form on another site is refused, the page's own Log out works", async function () {
+    if (!existsSync(CHROMIUM)) this.skip();
+    const { base } = await serve('state-browser');
+    // Another origin on this machine (another port): what a page elsewhere would send.
+    const evil = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(
+        `<form id="f" method="post" action="${base}/ui/logout"></form><script>document.getElementById('f').submit()</script>`,
+      );
+    });
+    await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--no-first-run', '--disable-background-networking'],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${base}/ui/login`);
+      await page.fill('#token', UI);
+      await Promise.all([page.waitForURL(`${base}/`), page.click('button[type=submit]')]);
+      const { port } = evil.address() as { port: number };
+      const refused = page.waitForResponse((r) => r.url() === `${base}/ui/logout`);
+      await page.goto(`http://127.0.0.1:${port}/`);
+      assert.equal((await refused).status(), 403);
+      assert.match(await page.content(), /Refused: sent from another site/);
+      const still = await page.goto(`${base}/`);
+      assert.equal(still?.url(), `${base}/`, 'still logged in');
+      await Promise.all([page.waitForURL(/\/ui\/login$/), page.click('form.logout button')]);
+      await page.goto(`${base}/`);
+      assert.match(page.url(), /\/ui\/login\?next=/, 'logged out by its own page');
+    } finally {
+      await browser.close();
+      await new Promise((resolve) => evil.close(resolve));
+    }
   });
 
   it('HEAD /ui/events answers at once with the headers of the stream', async () => {
