@@ -37,6 +37,8 @@ export interface ReconcilerOptions {
 export class Reconciler {
   private last: ReconcileSummary | undefined;
   private lastStatus: Map<string, string> | undefined;
+  /** The clusters of the site as last read and checked (a rejected read keeps the ones before). */
+  private siteClusters: string[] | undefined;
   /** The site as last read, parsed and checked: a commit re-reads only what it changed. */
   private readonly cache: WarmCache = warmCache();
 
@@ -68,6 +70,7 @@ export class Reconciler {
       if (ctx.step === 'source') throw err;
     }
     if (ctx.reports) this.lastStatus = ctx.reports;
+    if (ctx.model) this.siteClusters = ctx.model.clusters.map((c) => c.name);
     const summary = this.summarize(ctx);
     // A run that stopped before planning still shows the last plan and inventory.
     const view = siteView(ctx) ?? this.last?.view;
@@ -80,6 +83,17 @@ export class Reconciler {
   /** The reports of the last reconcile, for the status API. */
   status(): Map<string, string> | undefined {
     return this.lastStatus;
+  }
+
+  /**
+   * The names of the site's clusters: those of the site as last read and those last reported
+   * (a cluster just removed still has a report and may still be held). Undefined until a
+   * reconcile has read the site.
+   */
+  clusterNames(): string[] | undefined {
+    if (this.siteClusters === undefined && this.lastStatus === undefined) return undefined;
+    const reported = this.last?.clusters.map((c) => c.name) ?? [];
+    return [...new Set([...(this.siteClusters ?? []), ...reported])];
   }
 
   private summarize(ctx: RunContext): ReconcileSummary {

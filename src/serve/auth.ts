@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StalledError, messageOf } from '../util/errors.js';
+import type { GuessBlock, GuessLimiter } from './guess-limit.js';
 import { sendJson } from './respond.js';
 
 /**
@@ -43,20 +44,44 @@ export function bearerToken(req: IncomingMessage): string | undefined {
   return match?.[1];
 }
 
+/** Whom a token check counts a guess against: the address the connection comes from. */
+export function clientOf(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/** What a 429 says: who guessed too often, and when a token is compared again. */
+export function guessBlockMessage(block: GuessBlock): string {
+  return block.scope === 'client'
+    ? `too many wrong tokens from this address: try again in ${block.seconds} s`
+    : `too many wrong tokens from many addresses: no token is checked for ${block.seconds} s, try again then`;
+}
+
 /**
- * True when the request carries `token` as its bearer token; otherwise answers 401 with a
- * `WWW-Authenticate` challenge (the body never says whether a token was close) and returns
- * false. The request body is drained so that the connection can be reused.
+ * True when the request carries `token` as its bearer token. Otherwise answers, and returns
+ * false: 401 with a `WWW-Authenticate` challenge (the body never says whether a token was
+ * close), or 429 with `Retry-After` while `limiter` blocks guessing (the token is then not
+ * even compared). The request body is drained so that the connection can be reused.
  */
 export function requireBearer(
   req: IncomingMessage,
   res: ServerResponse,
   token: string,
+  limiter: GuessLimiter,
   realm = 'bpa',
+  now: number = Date.now(),
 ): boolean {
   const given = bearerToken(req);
-  if (given !== undefined && sameSecret(given, token)) return true;
+  const guess =
+    given === undefined
+      ? undefined
+      : limiter.check(clientOf(req), now, () => sameSecret(given, token));
+  if (guess?.ok) return true;
   req.resume();
+  if (guess?.blocked) {
+    res.setHeader('retry-after', String(guess.blocked.seconds));
+    sendJson(res, 429, { error: 'too_many_requests', message: guessBlockMessage(guess.blocked) });
+    return false;
+  }
   res.setHeader('www-authenticate', `Bearer realm="${realm}"`);
   sendJson(res, 401, {
     error: 'unauthorized',

@@ -8,6 +8,7 @@ import { StalledError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { parseDuration } from '../util/duration.js';
 import { readSecretFile } from './auth.js';
+import { GuessLimiter } from './guess-limit.js';
 import { startHttpServer, type HttpServer } from './http.js';
 import { LeaderElector } from './leader.js';
 import { BpaMetrics } from './metrics.js';
@@ -102,14 +103,26 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     insecureNoToken: cfg.uiInsecureNoToken,
   });
   if (access.mode === 'off') log.warn({ reason: access.reason }, 'the status page is off');
-  const artifacts = await startArtifacts(cfg, log);
+  // One for every token check: a guess is a guess, whichever token or route it aims at.
+  const guesses = new GuessLimiter({
+    onBlock: (b) =>
+      log.warn(
+        { remote: b.client, scope: b.scope, seconds: b.seconds },
+        b.scope === 'client'
+          ? 'too many wrong tokens from one address: its token checks wait'
+          : 'too many wrong tokens from many addresses: every token check waits',
+      ),
+  });
+  const artifacts = await startArtifacts(cfg, log, guesses);
   const apiToken = cfg.apiTokenFile
     ? await readSecretFile(cfg.apiTokenFile, 'the API token')
     : undefined;
   const suspendApi = apiToken
     ? suspendRoutes({
         token: apiToken,
+        limiter: guesses,
         stateDir: cfg.stateDir,
+        clusters: () => reconciler.clusterNames(),
         trigger: () => scheduler.trigger('api'),
         log,
       })
@@ -128,8 +141,8 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
         ...statusPageRoutes({
           model: ui,
           bus: live,
-          guard: uiGuard(access),
-          extra: loginRoutes(access),
+          guard: uiGuard(access, guesses),
+          extra: loginRoutes(access, guesses),
           loggedIn: access.mode === 'token',
         }),
         ...artifacts.routes,

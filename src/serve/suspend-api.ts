@@ -3,12 +3,14 @@ import {
   readSuspensions,
   WHOLE_SITE,
   writeSuspensions,
+  type Suspension,
   type Suspensions,
 } from '../state/suspensions.js';
 import type { Logger } from '../util/log.js';
 import { printable } from '../util/printable.js';
 import { messageOf } from '../util/errors.js';
 import { requireBearer } from './auth.js';
+import type { GuessLimiter } from './guess-limit.js';
 import type { RouteSet } from './http.js';
 import { sendJson } from './respond.js';
 import { readBody } from './webhook.js';
@@ -16,7 +18,15 @@ import { readBody } from './webhook.js';
 export interface SuspendApiOptions {
   /** The bearer token (from --api-token-file). Without one the routes do not exist. */
   token: string;
+  /** Counts wrong tokens, shared with every other token check of the server. */
+  limiter: GuessLimiter;
   stateDir: string;
+  /**
+   * The names of the site's clusters, as bpa last read the site (undefined until it has): a
+   * cluster the site does not have is refused rather than "suspended", since a typo would
+   * hold nothing.
+   */
+  clusters: () => readonly string[] | undefined;
   /** Asks for a reconcile, so the suspension reaches the reports (and the next commit) soon. */
   trigger: () => void;
   log: Logger;
@@ -34,6 +44,8 @@ const NAME = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9]
  * no cluster: everything the API suspended) and `GET /api/v1/suspend`, each with the bearer
  * token. Suspensions are kept in the state directory (they survive a restart and hold for
  * every bpa applying with it), logged, and shown in the next reports, which are committed.
+ * A cluster the site does not have is 404 (resuming one that is suspended is always allowed,
+ * so that a suspension outliving its cluster can be lifted).
  */
 export function suspendRoutes(opts: SuspendApiOptions): RouteSet[] {
   // One change at a time: two calls at once must not lose one another's suspension.
@@ -46,13 +58,18 @@ export function suspendRoutes(opts: SuspendApiOptions): RouteSet[] {
   const change =
     (kind: 'suspend' | 'resume') =>
     async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-      if (!requireBearer(req, res, opts.token)) return;
+      if (!requireBearer(req, res, opts.token, opts.limiter)) return;
       const body = await readRequest(req, res);
       if (!body) return;
       try {
         const suspended = await serial(async () => {
           const now = await readSuspensions(opts.stateDir);
           const target = body.cluster ?? WHOLE_SITE;
+          const unknown =
+            body.cluster !== undefined && !(kind === 'resume' && now[body.cluster])
+              ? unknownCluster(body.cluster, opts.clusters())
+              : undefined;
+          if (unknown) return unknown;
           if (kind === 'suspend') {
             now[target] = {
               since: new Date(opts.now?.() ?? Date.now()).toISOString(),
@@ -66,6 +83,11 @@ export function suspendRoutes(opts: SuspendApiOptions): RouteSet[] {
           await writeSuspensions(opts.stateDir, now);
           return now;
         });
+        if (suspended instanceof Refusal) {
+          if (suspended.retryAfter) res.setHeader('retry-after', String(suspended.retryAfter));
+          sendJson(res, suspended.status, suspended.body);
+          return;
+        }
         opts.log.warn(
           { cluster: body.cluster ?? 'all', reason: body.reason, remote: req.socket.remoteAddress },
           kind === 'suspend'
@@ -85,7 +107,7 @@ export function suspendRoutes(opts: SuspendApiOptions): RouteSet[] {
       handlers: {
         POST: change('suspend'),
         GET: async (req, res) => {
-          if (!requireBearer(req, res, opts.token)) return;
+          if (!requireBearer(req, res, opts.token, opts.limiter)) return;
           try {
             sendJson(res, 200, { suspended: view(await readSuspensions(opts.stateDir)) });
           } catch (err: unknown) {
@@ -98,9 +120,51 @@ export function suspendRoutes(opts: SuspendApiOptions): RouteSet[] {
   ];
 }
 
-/** `*` is shown as `site`, the word the reports use. */
-function view(s: Suspensions): Record<string, { since: string; reason?: string }> {
-  return Object.fromEntries(Object.entries(s).map(([k, v]) => [k === WHOLE_SITE ? 'site' : k, v]));
+/** An answer instead of a change. */
+class Refusal {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+    readonly retryAfter?: number,
+  ) {}
+}
+
+/** 404 for a cluster the site does not have; 503 while bpa has not read the site yet. */
+function unknownCluster(name: string, known: readonly string[] | undefined): Refusal | undefined {
+  if (known === undefined)
+    return new Refusal(
+      503,
+      {
+        error: 'site_not_read',
+        message: `bpa has not read the site yet, so it cannot tell whether it has a cluster ${name}: suspend the whole site (a body without "cluster"), or try again once the first reconcile has read it`,
+      },
+      5,
+    );
+  if (known.includes(name)) return undefined;
+  const clusters = [...known].sort();
+  return new Refusal(404, {
+    error: 'unknown_cluster',
+    message: `the site has no cluster ${name}${clusters.length ? `; its clusters: ${clusters.join(', ')}` : ' (it has no clusters)'}; nothing was changed`,
+    clusters,
+  });
+}
+
+/**
+ * The whole site under its own field, so that no cluster name (`site` included) can hide it;
+ * clusters by name, in a plain object built from entries, never through a prototype.
+ */
+function view(s: Suspensions): {
+  site: Suspension | null;
+  clusters: Record<string, Suspension>;
+} {
+  return {
+    site: s[WHOLE_SITE] ?? null,
+    clusters: Object.fromEntries(
+      Object.entries(s)
+        .filter(([k]) => k !== WHOLE_SITE)
+        .sort(([a], [b]) => (a < b ? -1 : 1)),
+    ),
+  };
 }
 
 interface ChangeRequest {

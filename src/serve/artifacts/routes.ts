@@ -18,6 +18,7 @@ import {
 import { UploadError, type ArtifactMeta, type ArtifactStore } from '../../artifacts/store.js';
 import type { Logger } from '../../util/log.js';
 import { requireBearer } from '../auth.js';
+import type { GuessLimiter } from '../guess-limit.js';
 import type { RouteSet } from '../http.js';
 import { sendJson } from '../respond.js';
 import { sendBuffer, sendPath } from './send-file.js';
@@ -27,6 +28,8 @@ export interface ArtifactRoutesOptions {
   apt: AptRepository;
   /** The upload API's bearer token; without one, `/api/v1/artifacts` does not exist (404). */
   token?: string;
+  /** Counts wrong tokens, shared with every other token check of the server. */
+  limiter: GuessLimiter;
   maxBytes: number;
   /** An upload that sends nothing for this long is cut off (60 s). */
   idleTimeoutMs?: number;
@@ -46,7 +49,9 @@ export function artifactRoutes(opts: ArtifactRoutesOptions): RouteSet[] {
     const guarded =
       (fn: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void> | void) =>
       (req: IncomingMessage, res: ServerResponse, path: string) =>
-        requireBearer(req, res, token, 'bpa-artifacts') ? fn(req, res, path) : undefined;
+        requireBearer(req, res, token, opts.limiter, 'bpa-artifacts')
+          ? fn(req, res, path)
+          : undefined;
     routes.push(
       {
         path: API,

@@ -6,6 +6,7 @@ import type { Config } from '../../config/options.js';
 import { StalledError, messageOf } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { readSecretFile } from '../auth.js';
+import type { GuessLimiter } from '../guess-limit.js';
 import type { RouteSet } from '../http.js';
 import { artifactRoutes } from './routes.js';
 
@@ -20,7 +21,11 @@ export interface Artifacts {
  * Opens the artifact store in the state directory, signs the apt repository when a key is
  * configured, and returns the routes that serve them.
  */
-export async function startArtifacts(cfg: Config, log: Logger): Promise<Artifacts> {
+export async function startArtifacts(
+  cfg: Config,
+  log: Logger,
+  limiter: GuessLimiter,
+): Promise<Artifacts> {
   const token = cfg.artifactsTokenFile
     ? await readSecretFile(cfg.artifactsTokenFile, 'the artifact upload token')
     : undefined;
@@ -55,6 +60,7 @@ export async function startArtifacts(cfg: Config, log: Logger): Promise<Artifact
         store,
         apt,
         token,
+        limiter,
         maxBytes: cfg.artifactsMaxMib * 1024 * 1024,
         log,
       }),

@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { bearerToken, sameSecret } from '../auth.js';
+import { bearerToken, clientOf, guessBlockMessage, sameSecret } from '../auth.js';
+import type { GuessBlock, GuessLimiter } from '../guess-limit.js';
 import type { RouteSet } from '../http.js';
 import { sendJson } from '../respond.js';
 import { html, type Html } from './html.js';
-import { LoginThrottle } from './login-throttle.js';
 
 /**
  * Who may see the status page:
@@ -80,33 +80,18 @@ function cookieOf(req: IncomingMessage, name: string): string | undefined {
   return undefined;
 }
 
-/** One throttle per access, shared by the login form and bearer tokens on the page's routes. */
-const throttles = new WeakMap<UiAccess, LoginThrottle>();
-export function throttleOf(access: UiAccess): LoginThrottle {
-  let t = throttles.get(access);
-  if (!t) throttles.set(access, (t = new LoginThrottle()));
-  return t;
-}
-
-function clientOf(req: IncomingMessage): string {
-  return req.socket.remoteAddress ?? 'unknown';
-}
-
-/** 429 with Retry-After: too many wrong tokens from this address (see LoginThrottle). */
-function tooMany(req: IncomingMessage, res: ServerResponse, page: boolean, seconds: number): void {
+/** 429 with Retry-After: too many wrong tokens (see GuessLimiter). */
+function tooMany(
+  req: IncomingMessage,
+  res: ServerResponse,
+  page: boolean,
+  block: GuessBlock,
+): void {
   req.resume();
-  res.setHeader('retry-after', String(seconds));
-  const message = `too many wrong tokens from this address: try again in ${seconds} s`;
+  res.setHeader('retry-after', String(block.seconds));
+  const message = guessBlockMessage(block);
   if (page) sendPage(res, 429, loginForm('/', `${message[0]?.toUpperCase()}${message.slice(1)}.`));
   else sendJson(res, 429, { error: 'too_many_requests', message });
-}
-
-/** Whether the request carries the token (bearer) or a session from the login form. */
-export function authorized(req: IncomingMessage, token: string, now = Date.now()): boolean {
-  const bearer = bearerToken(req);
-  if (bearer !== undefined) return sameSecret(bearer, token);
-  const session = cookieOf(req, COOKIE);
-  return session !== undefined && validSession(session, token, now);
 }
 
 /**
@@ -123,8 +108,8 @@ function safeNext(next: string | null | undefined): string {
  */
 export function uiGuard(
   access: UiAccess,
+  limiter: GuessLimiter,
   now: () => number = Date.now,
-  throttle: LoginThrottle = throttleOf(access),
 ): (req: IncomingMessage, res: ServerResponse, path: string) => boolean {
   return (req, res, path) => {
     const page = path !== '/ui/events';
@@ -165,26 +150,19 @@ export function uiGuard(
         });
       return false;
     }
-    // A bearer token is a guess like the form's: the same throttle counts it (a session
-    // cookie is a MAC nobody guesses, and keeps working).
+    // A bearer token is a guess like the form's: the same limiter counts it (a session
+    // cookie is a MAC nobody guesses, and keeps working while guessing is blocked).
     const bearer = bearerToken(req);
     if (bearer !== undefined) {
-      const wait = throttle.retryAfter(clientOf(req), now());
-      if (wait > 0) {
-        tooMany(req, res, page, wait);
+      const guess = limiter.check(clientOf(req), now(), () => sameSecret(bearer, access.token));
+      if (guess.ok) return true;
+      if (guess.blocked) {
+        tooMany(req, res, page, guess.blocked);
         return false;
       }
-    }
-    if (authorized(req, access.token, now())) {
-      if (bearer !== undefined) throttle.succeeded(clientOf(req));
-      return true;
-    }
-    if (bearer !== undefined) {
-      const wait = throttle.failed(clientOf(req), now());
-      if (wait > 0) {
-        tooMany(req, res, page, wait);
-        return false;
-      }
+    } else {
+      const session = cookieOf(req, COOKIE);
+      if (session !== undefined && validSession(session, access.token, now())) return true;
     }
     req.resume();
     if (page) {
@@ -208,9 +186,9 @@ export function uiGuard(
 /** GET/POST /ui/login and POST /ui/logout, when the page needs a token. */
 export function loginRoutes(
   access: UiAccess,
-  maxBodyBytes = 4096,
+  limiter: GuessLimiter,
   now: () => number = Date.now,
-  throttle: LoginThrottle = throttleOf(access),
+  maxBodyBytes = 4096,
 ): RouteSet[] {
   if (access.mode !== 'token') return [];
   const token = access.token;
@@ -225,9 +203,9 @@ export function loginRoutes(
           sendPage(res, 200, loginForm(next));
         },
         POST: async (req, res) => {
-          const client = clientOf(req);
-          const blocked = throttle.retryAfter(client, now());
-          if (blocked > 0) {
+          if (refuseCrossSite(req, res)) return;
+          const blocked = limiter.blocked(clientOf(req), now());
+          if (blocked) {
             tooMany(req, res, true, blocked);
             return;
           }
@@ -238,13 +216,16 @@ export function loginRoutes(
           }
           const next = safeNext(form.get('next'));
           const given = form.get('token') ?? '';
-          if (!given || !sameSecret(given, token)) {
-            const wait = throttle.failed(client, now());
-            if (wait > 0) tooMany(req, res, true, wait);
+          const guess = limiter.check(
+            clientOf(req),
+            now(),
+            () => given !== '' && sameSecret(given, token),
+          );
+          if (!guess.ok) {
+            if (guess.blocked) tooMany(req, res, true, guess.blocked);
             else sendPage(res, 401, loginForm(next, 'That is not the token.'));
             return;
           }
-          throttle.succeeded(client);
           const secure = req.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
           res.writeHead(303, {
             location: next,
@@ -259,6 +240,7 @@ export function loginRoutes(
       path: '/ui/logout',
       handlers: {
         POST: (req, res) => {
+          if (refuseCrossSite(req, res)) return;
           req.resume();
           res.writeHead(303, {
             location: '/ui/login',
@@ -270,6 +252,66 @@ export function loginRoutes(
       },
     },
   ];
+}
+
+/**
+ * Why a state-changing request was sent by a page of another site, or undefined when it was
+ * not (the check of Go's CrossOriginProtection): the browser's `Sec-Fetch-Site` when it sends
+ * one (`same-origin`, or `none` for an address typed or bookmarked, pass), else its `Origin`,
+ * which must name the host asked for (`Host`, or `X-Forwarded-Host` from a proxy: a form of
+ * another site can set neither). A request with neither header is no browser's form and
+ * passes: curl and scripts stay as they were.
+ */
+export function crossSite(req: IncomingMessage): string | undefined {
+  const fetchSite = req.headers['sec-fetch-site'];
+  if (typeof fetchSite === 'string') {
+    if (fetchSite === 'same-origin' || fetchSite === 'none') return undefined;
+    return `Sec-Fetch-Site: ${fetchSite}`;
+  }
+  const origin = req.headers.origin;
+  if (origin === undefined) return undefined;
+  let from: URL | undefined;
+  try {
+    from = new URL(origin);
+  } catch {
+    // `Origin: null`: a sandboxed frame, a file, a redirect from elsewhere.
+  }
+  if (from && (from.protocol === 'http:' || from.protocol === 'https:')) {
+    const forwarded = req.headers['x-forwarded-host'];
+    const asked = [
+      req.headers.host,
+      (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0],
+    ];
+    for (const host of asked) {
+      if (!host) continue;
+      try {
+        if (new URL(`${from.protocol}//${host.trim()}`).host === from.host) return undefined;
+      } catch {
+        // Not a host name: no match.
+      }
+    }
+  }
+  return `Origin: ${origin.slice(0, 200)}`;
+}
+
+/** 403 for a form sent from another site (see crossSite); true when it answered. */
+function refuseCrossSite(req: IncomingMessage, res: ServerResponse): boolean {
+  const why = crossSite(req);
+  if (why === undefined) return false;
+  req.resume();
+  sendPage(
+    res,
+    403,
+    loginLayout(
+      html`<h1>Refused: sent from another site</h1>
+        <p>
+          bpa takes a log-in or log-out only from its own page, and the browser says this one came
+          from elsewhere (${why}). Nothing was changed.
+        </p>
+        <p><a href="/ui/login">Open bpa's own login page</a></p>`,
+    ),
+  );
+  return true;
 }
 
 async function readForm(req: IncomingMessage, max: number): Promise<URLSearchParams | undefined> {

@@ -23,6 +23,18 @@ export function streamEvents(
   opts: SseOptions = {},
 ): void {
   const maxBuffered = opts.maxBufferedBytes ?? 1024 * 1024;
+  const headers = {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-accel-buffering': 'no',
+  };
+  if (req.method === 'HEAD') {
+    // The headers a GET would get, and nothing held open: a HEAD has no body to stream.
+    req.resume();
+    res.writeHead(200, headers);
+    res.end();
+    return;
+  }
   if (bus.subscribers >= (opts.maxStreams ?? 100)) {
     req.resume();
     res.writeHead(503, { 'retry-after': '30', 'content-type': 'text/plain; charset=utf-8' });
@@ -31,12 +43,7 @@ export function streamEvents(
   }
   const header = req.headers['last-event-id'];
   const after = Number(typeof header === 'string' ? header : 0);
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-store',
-    'x-accel-buffering': 'no',
-    connection: 'keep-alive',
-  });
+  res.writeHead(200, { ...headers, connection: 'keep-alive' });
   res.write('retry: 3000\n\n');
   const send = (event: LiveEvent): void => {
     if (event.type === 'end') {

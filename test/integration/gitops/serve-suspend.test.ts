@@ -50,19 +50,45 @@ describe('bpa serve: the suspend API', function () {
 
   it('with --api-token-file: 401 without the token, 200 with it, kept in the state directory', async () => {
     const url = await start(['--api-token-file', join(tmp, 'token')]);
-    const post = (token?: string) =>
+    const post = (body: object, token?: string) =>
       fetch(`${url}/api/v1/suspend`, {
         method: 'POST',
         headers: token ? { authorization: `Bearer ${token}` } : {},
-        body: JSON.stringify({ cluster: 'east', reason: 'maintenance by hand' }),
+        body: JSON.stringify(body),
       });
-    assert.equal((await post()).status, 401);
-    assert.equal((await post('wrong')).status, 401);
-    assert.equal((await post('serve-suspend-token-91c2')).status, 200);
+    const site = { reason: 'maintenance by hand' };
+    assert.equal((await post(site)).status, 401);
+    assert.equal((await post(site, 'wrong')).status, 401);
+    assert.equal((await post(site, 'serve-suspend-token-91c2')).status, 200);
     const saved = JSON.parse(await readFile(join(tmp, 'state', 'suspended.json'), 'utf8')) as {
       suspended: Record<string, { reason?: string }>;
     };
-    assert.equal(saved.suspended['east']?.reason, 'maintenance by hand');
+    assert.equal(saved.suspended['*']?.reason, 'maintenance by hand');
+  });
+
+  it('refuses a cluster the site does not have: 404, once bpa has read the site', async () => {
+    const url = await start(['--api-token-file', join(tmp, 'token')]);
+    const auth = { authorization: 'Bearer serve-suspend-token-91c2' };
+    // Until the first reconcile has read the site the name cannot be checked (503).
+    await waitFor(
+      'the first reconcile',
+      async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined),
+      30_000,
+    );
+    for (const cluster of ['constructor', 'east']) {
+      const r = await fetch(`${url}/api/v1/suspend`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ cluster }),
+      });
+      assert.equal(r.status, 404, cluster);
+      assert.match(
+        ((await r.json()) as { message: string }).message,
+        new RegExp(`^the site has no cluster ${cluster} \\(it has no clusters\\)`),
+      );
+    }
+    const listed = await fetch(`${url}/api/v1/suspend`, { headers: auth });
+    assert.deepEqual(await listed.json(), { suspended: { site: null, clusters: {} } });
   });
 
   it('without a token file the routes do not exist', async () => {

@@ -19,6 +19,7 @@ import { Writable } from 'node:stream';
 import { AptRepository } from '../../../src/artifacts/apt-repo.js';
 import { ArtifactStore } from '../../../src/artifacts/store.js';
 import { artifactRoutes } from '../../../src/serve/artifacts/routes.js';
+import { GuessLimiter } from '../../../src/serve/guess-limit.js';
 import type { RouteSet } from '../../../src/serve/http.js';
 import { createLogger } from '../../../src/util/log.js';
 
@@ -101,6 +102,7 @@ describe('serve: the artifact routes against an attacker on the provisioning net
       store,
       apt: new AptRepository(),
       token: TOKEN,
+      limiter: new GuessLimiter(),
       maxBytes: 64 * 1024 * 1024,
       log,
     });

@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import { Writable } from 'node:stream';
 import { requireBearer } from '../../../src/serve/auth.js';
+import { GuessLimiter } from '../../../src/serve/guess-limit.js';
 import { startHttpServer, type HttpServer, type RouteSet } from '../../../src/serve/http.js';
 import { sendJson } from '../../../src/serve/respond.js';
 import { BpaMetrics } from '../../../src/serve/metrics.js';
@@ -292,7 +293,7 @@ describe('serve/http', () => {
         path: '/api/v1/secret',
         handlers: {
           POST: (q, r) => {
-            if (requireBearer(q, r, TOKEN)) sendJson(r, 200, { ok: true });
+            if (requireBearer(q, r, TOKEN, new GuessLimiter())) sendJson(r, 200, { ok: true });
           },
         },
       },

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
+import { GuessLimiter } from '../../../src/serve/guess-limit.js';
 import { startHttpServer, type HttpServer } from '../../../src/serve/http.js';
 import { BpaMetrics } from '../../../src/serve/metrics.js';
 import { Scheduler } from '../../../src/serve/scheduler.js';
@@ -29,6 +30,8 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
   let server: HttpServer | undefined;
   let url: string;
   let triggers: Trigger[];
+  /** The site's clusters as the server knows them (undefined: the site not read yet). */
+  let known: string[] | undefined;
 
   const v1: SiteSpec = {
     nodes: [{ name: 'master-1', roles: ['master'], host: 0 }],
@@ -40,6 +43,7 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
     stateDir = join(tmp, 'state');
     siteDir = join(tmp, 'site');
     triggers = [];
+    known = ['east', 'site'];
     const scheduler = new Scheduler({
       reconcile: new ManualReconcile().fn,
       intervalMs: 300_000,
@@ -52,6 +56,8 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
       log: silentLogger(),
       routes: suspendRoutes({
         token: TOKEN,
+        limiter: new GuessLimiter(),
+        clusters: () => known,
         stateDir,
         trigger: () => triggers.push('api'),
         log: silentLogger(),
@@ -101,22 +107,88 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
     const r = await post('/api/v1/suspend', { cluster: 'east', reason: 'fan failure on node-3' });
     assert.equal(r.status, 200);
     assert.deepEqual(await r.json(), {
-      suspended: { east: { since: '2026-11-24T02:10:00.000Z', reason: 'fan failure on node-3' } },
+      suspended: {
+        site: null,
+        clusters: { east: { since: '2026-11-24T02:10:00.000Z', reason: 'fan failure on node-3' } },
+      },
     });
     assert.equal((await post('/api/v1/suspend')).status, 200, 'no body: the whole site');
     const listed = await fetch(`${url}/api/v1/suspend`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
-    assert.deepEqual(
-      Object.keys(((await listed.json()) as { suspended: object }).suspended).sort(),
-      ['east', 'site'],
-    );
+    assert.deepEqual(await listed.json(), {
+      suspended: {
+        site: { since: '2026-11-24T02:10:00.000Z' },
+        clusters: { east: { since: '2026-11-24T02:10:00.000Z', reason: 'fan failure on node-3' } },
+      },
+    });
     assert.deepEqual(Object.keys(await readSuspensions(stateDir)).sort(), ['*', 'east']);
     assert.equal((await post('/api/v1/resume', { cluster: 'east' })).status, 200);
     assert.deepEqual(Object.keys(await readSuspensions(stateDir)), ['*']);
     assert.equal((await post('/api/v1/resume')).status, 200);
     assert.deepEqual({ ...(await readSuspensions(stateDir)) }, {});
     assert.deepEqual(triggers, ['api', 'api', 'api', 'api'], 'each change asks for a reconcile');
+  });
+
+  it('refuses a cluster the site does not have with 404 naming its clusters, and changes nothing', async () => {
+    for (const cluster of ['constructor', 'eastt', 'hasownproperty', 'tostring']) {
+      const r = await post('/api/v1/suspend', { cluster });
+      assert.equal(r.status, 404, cluster);
+      const body = (await r.json()) as { error: string; message: string; clusters: string[] };
+      assert.equal(body.error, 'unknown_cluster');
+      assert.equal(
+        body.message,
+        `the site has no cluster ${cluster}; its clusters: east, site; nothing was changed`,
+      );
+      assert.deepEqual(body.clusters, ['east', 'site']);
+      assert.equal((await post('/api/v1/resume', { cluster })).status, 404, cluster);
+    }
+    assert.equal((await post('/api/v1/suspend', { cluster: '__proto__' })).status, 400);
+    assert.deepEqual({ ...(await readSuspensions(stateDir)) }, {});
+    assert.deepEqual(triggers, [], 'a refused call asks for no reconcile');
+    known = [];
+    const none = await post('/api/v1/suspend', { cluster: 'east' });
+    assert.equal(none.status, 404);
+    assert.match(((await none.json()) as { message: string }).message, /it has no clusters/);
+  });
+
+  it('before bpa has read the site: a cluster is 503 with Retry-After, the whole site is suspended', async () => {
+    known = undefined;
+    const r = await post('/api/v1/suspend', { cluster: 'east' });
+    assert.equal(r.status, 503);
+    assert.equal(r.headers.get('retry-after'), '5');
+    assert.match(((await r.json()) as { message: string }).message, /suspend the whole site/);
+    assert.equal((await post('/api/v1/suspend', {})).status, 200);
+    assert.deepEqual(Object.keys(await readSuspensions(stateDir)), ['*']);
+  });
+
+  it('a cluster named site and the whole site are told apart', async () => {
+    assert.equal(
+      (await post('/api/v1/suspend', { cluster: 'site', reason: 'rack move' })).status,
+      200,
+    );
+    const listed = await fetch(`${url}/api/v1/suspend`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    assert.deepEqual(await listed.json(), {
+      suspended: {
+        site: null,
+        clusters: { site: { since: '2026-11-24T02:10:00.000Z', reason: 'rack move' } },
+      },
+    });
+    await post('/api/v1/suspend', { reason: 'storm' });
+    const both = (await (
+      await fetch(`${url}/api/v1/suspend`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as { suspended: { site: { reason?: string }; clusters: Record<string, unknown> } };
+    assert.equal(both.suspended.site.reason, 'storm');
+    assert.deepEqual(Object.keys(both.suspended.clusters), ['site']);
+  });
+
+  it('resumes a suspended cluster the site no longer has', async () => {
+    await post('/api/v1/suspend', { cluster: 'east' });
+    known = ['west'];
+    assert.equal((await post('/api/v1/resume', { cluster: 'east' })).status, 200);
+    assert.deepEqual({ ...(await readSuspensions(stateDir)) }, {});
   });
 
   it('the next reconcile holds the cluster and commits the suspension; resume applies', async () => {
@@ -180,6 +252,8 @@ describe('serve: the suspend API drops an oversized body', () => {
       log: silentLogger(),
       routes: suspendRoutes({
         token: TOKEN,
+        limiter: new GuessLimiter(),
+        clusters: () => ['east'],
         stateDir: join(tmp, 'state'),
         trigger: () => undefined,
         log: silentLogger(),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { Writable } from 'node:stream';
+import { GuessLimiter } from '../../../src/serve/guess-limit.js';
 import { startHttpServer, type HttpServer } from '../../../src/serve/http.js';
 import { BpaMetrics } from '../../../src/serve/metrics.js';
 import { Scheduler } from '../../../src/serve/scheduler.js';
@@ -84,6 +85,7 @@ describe('serve/ui: access to the status page', () => {
     let clock = Date.parse('2026-03-01T12:00:00Z');
 
     async function start(access: UiAccess): Promise<string> {
+      const limiter = new GuessLimiter();
       scheduler = new Scheduler({
         reconcile: new ManualReconcile().fn,
         intervalMs: 300_000,
@@ -99,8 +101,8 @@ describe('serve/ui: access to the status page', () => {
         routes: statusPageRoutes({
           model,
           bus,
-          guard: uiGuard(access, () => clock),
-          extra: loginRoutes(access, 4096, () => clock),
+          guard: uiGuard(access, limiter, () => clock),
+          extra: loginRoutes(access, limiter, () => clock),
           loggedIn: access.mode === 'token',
         }),
       });
