@@ -2,11 +2,13 @@
  * Weekly maintenance windows, as instants. Pure: the clock is an argument. A window opens on
  * each of its days at `start` (wall-clock time in its zone) and closes at `end` the same day,
  * or the next day when `end` is not after `start` (a window past midnight; equal times are a
- * whole day). Wall-clock times are turned into instants the way calendars do it across a
- * daylight-saving change: a time skipped when clocks go forward is read as the same time on
- * the clock after the jump (02:30 in a 02:00→03:00 gap is 03:30), a time that happens twice
- * when clocks go back is its first occurrence. An instant equal to an opening is inside the
- * window; one equal to a closing is outside.
+ * whole day). Across a daylight-saving change a window keeps every moment whose wall-clock
+ * time lies inside it: it opens the first time the clock reaches its start and closes the
+ * last time the clock reaches its end. So a time skipped when clocks go forward opens or
+ * closes the window at the jump (02:30–03:30 on a night that jumps from 02:00 to 03:00 is open
+ * from 03:00 to 03:30), a start shown twice when clocks go back is its first occurrence and an
+ * end shown twice its second; a window wholly inside a gap does not open that day. An instant
+ * equal to an opening is inside the window; one equal to a closing is outside.
  */
 import type { MaintenanceWindow, Weekday } from '../validate/model.js';
 
@@ -29,6 +31,8 @@ export function windowStatus(windows: readonly MaintenanceWindow[], now: number)
   let opensAt: number | undefined;
   for (const w of windows) {
     for (const [start, end] of occurrences(w, now)) {
+      // A window the clock skips altogether that day has no moment to be open in.
+      if (start >= end) continue;
       if (start <= now && now < end) closesAt = Math.max(closesAt ?? end, end);
       else if (start > now) opensAt = Math.min(opensAt ?? start, start);
     }
@@ -52,8 +56,8 @@ function occurrences(w: MaintenanceWindow, now: number): Array<[number, number]>
     const y = day.getUTCFullYear();
     const m = day.getUTCMonth();
     const dd = day.getUTCDate();
-    const start = zonedInstant(y, m, dd, startMin, w.timezone);
-    const end = zonedInstant(y, m, endMin > startMin ? dd : dd + 1, endMin, w.timezone);
+    const start = zonedInstant(y, m, dd, startMin, w.timezone, 'first');
+    const end = zonedInstant(y, m, endMin > startMin ? dd : dd + 1, endMin, w.timezone, 'last');
     out.push([start, end]);
   }
   return out;
@@ -112,9 +116,12 @@ function offsetAt(t: number, zone: string): number {
 }
 
 /**
- * The instant at which the wall clock in `zone` shows the given date and minute of the day
- * (1440: midnight ending the day). Zones change their offset at most once in two days, so
- * the offsets a day before and a day after are the only candidates.
+ * The instant at which the wall clock in `zone` reaches the given date and minute of the day
+ * (1440: midnight ending the day): with `first`, the first time it does (where a window
+ * opens); with `last`, the last time (where one closes: after it the clock never shows an
+ * earlier time that day). A time skipped by a jump forward is reached at the jump. Zones change
+ * their offset at most once in two days, so the offsets a day before and a day after are the
+ * only candidates.
  */
 export function zonedInstant(
   y: number,
@@ -122,20 +129,40 @@ export function zonedInstant(
   d: number,
   minute: number,
   zone: string,
+  which: 'first' | 'last' = 'first',
 ): number {
   const wall = Date.UTC(y, m, d, 0, minute);
   const before = offsetAt(wall - DAY, zone);
   const after = offsetAt(wall + DAY, zone);
-  const fits = [before, after]
+  // Where the clock shows that time coming from an earlier one: at the moment a fall-back
+  // lands on exactly that time the clock was already past it, so that is no second reaching.
+  const reached = [...new Set([before, after])]
     .map((o) => wall - o)
-    .filter((t) => wallClock(t, zone) === wall)
+    .filter((t) => wallClock(t, zone) === wall && wallClock(t - 1000, zone) < wall)
     .sort((a, b) => a - b);
-  // No instant shows that time (skipped by a jump forward): the clock before the jump is
-  // carried across it, which lands as far past the jump as the time was past its start.
-  return fits[0] ?? wall - before;
+  const t = which === 'first' ? reached[0] : reached[reached.length - 1];
+  return t ?? jumpInstant(wall - after, wall - before, before, zone);
 }
 
-/** "2026-03-28T22:00:00.000Z" → "2026-03-28T22:00:00Z": what reports and plans show. */
+/**
+ * The instant a zone leaves offset `before`, between `lo` (still on it) and `hi` (past the
+ * change). Offsets change on whole seconds, and the clock has one-second resolution.
+ */
+function jumpInstant(lo: number, hi: number, before: number, zone: string): number {
+  lo = Math.floor(lo / 1000);
+  hi = Math.ceil(hi / 1000);
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (offsetAt(mid * 1000, zone) === before) lo = mid;
+    else hi = mid;
+  }
+  return hi * 1000;
+}
+
+/**
+ * "2026-03-28T22:00:00.000Z" → "2026-03-28T22:00:00Z": what reports and plans show. Rounded up
+ * to the minute, so a named opening is never a moment before the window opens.
+ */
 export function isoMinute(t: number): string {
-  return new Date(t).toISOString().replace(/:\d\d\.\d{3}Z$/, ':00Z');
+  return new Date(Math.ceil(t / 60_000) * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

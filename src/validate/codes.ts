@@ -342,6 +342,11 @@ export const CODES = {
     summary: 'a lease file entry could not be read and was skipped',
     fix: 'check the line named (its text is not repeated); other leases are still used',
   },
+  LEASE_IPV6_UNUSED: {
+    severity: 'warning',
+    summary: 'a DHCPv6 lease could not be tied to a MAC, so to no host, and was not used',
+    fix: 'let the client send a DUID-LL or DUID-LLT, or a DHCPv4 client identifier with its DUID (RFC 4361); or give the host an IPv4 lease',
+  },
   LEASE_FILE_OUTSIDE_SITE: {
     severity: 'error',
     summary: 'a lease file the site names leads outside the site directory (a symbolic link)',

@@ -101,9 +101,10 @@ function unusableV4(ip: string): string | undefined {
 }
 
 /**
- * The address bpa uses to reach a host, first match wins in `order`: an active lease for one
- * of its MACs (boot MAC first), then an address the inventory reports for one of its NICs
- * (IPv4 first). Leases are expected already filtered to active ones.
+ * The address bpa uses to reach a host: IPv4 first, and within a family, first match wins in
+ * `order`: an active lease for one of its MACs (boot MAC first), then an address the inventory
+ * reports for one of its NICs (boot NIC first). Leases are expected already filtered to
+ * active ones.
  */
 export function resolveIp(
   host: Host,
@@ -156,35 +157,39 @@ function resolve(
   // Made only when an address is passed over: nearly every host's first address is usable.
   let skipped: SkippedAddress[] | undefined;
   const macs = hostMacs(host);
-  for (const source of order) {
-    if (source === 'lease') {
-      for (const mac of macs) {
-        const lease = leases.get(mac);
-        if (!lease) continue;
-        const why = unusableAddress(lease.ip);
-        if (why === undefined)
-          return {
-            resolved: { ip: lease.ip, source, mac, origin: lease.origin },
-            skipped: skipped ?? NONE_SKIPPED,
-          };
-        (skipped ??= []).push({ ip: lease.ip, mac, source, why });
+  let nics: Host['nics'] | undefined;
+  // IPv4 first, whatever the source: an IPv6 address (a DHCPv6 lease, or one the inventory
+  // reports) is the address of a host only when no source has a usable IPv4 one for it.
+  for (const wantV4 of [true, false]) {
+    for (const source of order) {
+      if (source === 'lease') {
+        for (const mac of macs) {
+          const lease = leases.get(mac);
+          // A MAC's lease is an IPv6 one only when it has no IPv4 lease (select.ts).
+          if (!lease || lease.ip.includes(':') === wantV4) continue;
+          const why = unusableAddress(lease.ip);
+          if (why === undefined)
+            return {
+              resolved: { ip: lease.ip, source, mac, origin: lease.origin },
+              skipped: skipped ?? NONE_SKIPPED,
+            };
+          (skipped ??= []).push({ ip: lease.ip, mac, source, why });
+        }
+        continue;
       }
-    } else {
-      const nics = [...host.nics].sort(
+      nics ??= [...host.nics].sort(
         (a, b) => Number(b.mac === host.bootMac) - Number(a.mac === host.bootMac),
       );
-      for (const wantV4 of [true, false]) {
-        for (const nic of nics) {
-          for (const ip of nic.ips) {
-            if (isIPv4(ip) !== wantV4) continue;
-            const why = unusableAddress(ip);
-            if (why === undefined)
-              return {
-                resolved: { ip, source, mac: nic.mac, origin: host.origin },
-                skipped: skipped ?? NONE_SKIPPED,
-              };
-            (skipped ??= []).push({ ip, mac: nic.mac, source, why });
-          }
+      for (const nic of nics) {
+        for (const ip of nic.ips) {
+          if (isIPv4(ip) !== wantV4) continue;
+          const why = unusableAddress(ip);
+          if (why === undefined)
+            return {
+              resolved: { ip, source, mac: nic.mac, origin: host.origin },
+              skipped: skipped ?? NONE_SKIPPED,
+            };
+          (skipped ??= []).push({ ip, mac: nic.mac, source, why });
         }
       }
     }

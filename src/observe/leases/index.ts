@@ -1,5 +1,6 @@
 /**
- * DHCP lease file readers: ISC dhcpd, dnsmasq and Kea memfile (lease4 CSV). Pure: text in,
+ * DHCP lease file readers: ISC dhcpd, dnsmasq (DHCPv4, and DHCPv6 leases tied to a MAC) and
+ * Kea memfile (lease4 CSV). Pure: text in,
  * leases out, `now` passed in. Reading files (and Kea's rotated companions) is in
  * read-lease-files.ts.
  */
@@ -13,7 +14,12 @@ import type { LeaseFormat, LeaseReadResult } from './types.js';
 
 export { detectLeaseFormat } from './detect.js';
 export { mergeLeases } from './select.js';
-export { LEASE_FILE_UNREADABLE, LEASE_FORMAT_UNKNOWN, LEASE_MALFORMED } from './problems.js';
+export {
+  LEASE_FILE_UNREADABLE,
+  LEASE_FORMAT_UNKNOWN,
+  LEASE_IPV6_UNUSED,
+  LEASE_MALFORMED,
+} from './problems.js';
 export type { LeaseFormat, LeaseReadResult } from './types.js';
 
 export interface ParseLeasesOptions {

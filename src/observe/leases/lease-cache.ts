@@ -11,7 +11,7 @@ interface Parsed {
   sources: readonly LeaseSource[];
   /** The clock the file was parsed at. */
   now: number;
-  /** The first expiry among the leases kept: from then on the result may differ. */
+  /** The first expiry among the leases kept and those warned about: from then on the result may differ. */
   until: number;
   result: ParsedLeases;
 }
@@ -48,7 +48,7 @@ export class LeaseCache {
     }
     const result = parse();
     this.parses++;
-    let until = Infinity;
+    let until = result.until ?? Infinity;
     for (const l of result.leases)
       if (l.expires !== undefined && l.expires < until) until = l.expires;
     this.parsed.set(key, { sources: sources.map((s) => ({ ...s })), now, until, result });

@@ -8,10 +8,13 @@ export interface Candidate {
 }
 
 /**
- * True when `a` should replace `b` as a MAC's lease: the later expiry wins, an infinite lease
- * beats any finite one, and on a tie the caller's later entry wins (it passes `a` as the later).
+ * True when `a` should replace `b` as a MAC's lease: an IPv4 lease beats an IPv6 one (a host
+ * is reached at its IPv4 address first), then the later expiry wins, an infinite lease beats
+ * any finite one, and on a tie the caller's later entry wins (it passes `a` as the later).
  */
 export function supersedes(a: Lease, b: Lease): boolean {
+  const v6 = a.ip.includes(':');
+  if (v6 !== b.ip.includes(':')) return !v6;
   if (a.expires === undefined) return true;
   if (b.expires === undefined) return false;
   return a.expires >= b.expires;

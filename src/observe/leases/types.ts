@@ -7,6 +7,11 @@ export type LeaseFormat = 'isc' | 'dnsmasq' | 'kea';
 export interface ParsedLeases {
   leases: Lease[];
   problems: Problem[];
+  /**
+   * When a problem reported about an entry in force ends with it (ms since the epoch): from
+   * then on the same text gives fewer problems. Absent: no such problem.
+   */
+  until?: number;
 }
 
 export interface LeaseReadResult extends ParsedLeases {

@@ -74,16 +74,22 @@ describe('maintenance windows (pure, injected clock)', () => {
     assert.equal(windowStatus(tokyo, t('2026-11-23T14:00:00Z')).open, false); // Mon 23:00 JST
   });
 
-  it('DST forward (Europe/Berlin, 2026-03-29 02:00 → 03:00): a skipped opening time lands after the jump', () => {
-    assert.equal(iso(zonedInstant(2026, 2, 29, 150, 'Europe/Berlin')), '2026-03-29T01:30:00.000Z');
+  it('DST forward (Europe/Berlin, 2026-03-29 02:00 → 03:00): a skipped time opens or closes the window at the jump', () => {
+    assert.equal(iso(zonedInstant(2026, 2, 29, 150, 'Europe/Berlin')), '2026-03-29T01:00:00.000Z');
     const w = [win({ days: ['sun'], start: '02:30', end: '04:00', timezone: 'Europe/Berlin' })];
     const s = windowStatus(w, t('2026-03-28T12:00:00Z'));
-    // 02:30 does not exist that night: the window opens at 03:30 CEST (01:30 UTC) and
-    // closes at 04:00 CEST (02:00 UTC): half an hour, as the wall clock shows.
-    assert.equal(iso(s.opensAt), '2026-03-29T01:30:00.000Z');
+    // 02:30 does not exist that night: the window opens when the clock jumps to 03:00 CEST
+    // (01:00 UTC) and closes at 04:00 CEST (02:00 UTC): the hour the wall clock shows.
+    assert.equal(iso(s.opensAt), '2026-03-29T01:00:00.000Z');
     assert.equal(
-      iso(windowStatus(w, t('2026-03-29T01:45:00Z')).closesAt),
+      iso(windowStatus(w, t('2026-03-29T01:00:00Z')).closesAt),
       '2026-03-29T02:00:00.000Z',
+    );
+    // An end the clock skips closes the window at the jump: 01:00–02:30 is 01:00–02:00 CET.
+    const early = [win({ days: ['sun'], start: '01:00', end: '02:30', timezone: 'Europe/Berlin' })];
+    assert.equal(
+      iso(windowStatus(early, t('2026-03-29T00:30:00Z')).closesAt),
+      '2026-03-29T01:00:00.000Z',
     );
     // The Sunday before and after, the same wall-clock window in the zone's other offset.
     assert.equal(
@@ -96,7 +102,7 @@ describe('maintenance windows (pure, injected clock)', () => {
     );
   });
 
-  it('DST back (Europe/Berlin, 2026-10-25 03:00 → 02:00): a repeated time is its first occurrence', () => {
+  it('DST back (Europe/Berlin, 2026-10-25 03:00 → 02:00): a repeated start is its first occurrence', () => {
     const w = [win({ days: ['sun'], start: '02:30', end: '03:30', timezone: 'Europe/Berlin' })];
     const s = windowStatus(w, t('2026-10-24T12:00:00Z'));
     // 02:30 CEST (00:30 UTC) comes first; 03:30 CET is 02:30 UTC: two hours of real time.

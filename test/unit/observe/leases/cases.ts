@@ -94,8 +94,39 @@ export const PARSE_CASES: ParseCase[] = [
       { mac: '52:54:00:dd:00:08', ip: '10.0.2.9', line: 9, expires: T23, hostname: 'moved' },
       { mac: '52:54:00:dd:00:09', ip: '10.0.2.11', line: 11, expires: T23, hostname: 'twin' },
       { mac: '52:54:00:dd:00:0a', ip: '10.0.2.12', line: 12, expires: T22, hostname: 'dashes' },
+      // DHCPv6: node-a's DUID-LLT ties line 14 to a MAC with an IPv4 lease, which wins; the
+      // DUID-LL of line 15 ties it to a MAC whose IPv4 lease has ended.
+      { mac: '52:54:00:dd:00:02', ip: 'fd00::6', line: 15, expires: T22 },
     ],
     problems: [],
+  },
+  {
+    name: 'dnsmasq DHCPv6: leases tied to a MAC by DUID-LLT, DUID-LL or an RFC 4361 client id; each other one reported',
+    fixture: 'dnsmasq-dhcpv6.leases',
+    format: 'dnsmasq',
+    leases: [
+      { mac: '52:54:00:66:00:03', ip: '10.0.6.3', line: 1, expires: T22, hostname: 'dual' },
+      { mac: '52:54:00:66:00:0b', ip: '10.0.6.11', line: 3, expires: T22, hostname: 'plain' },
+      { mac: '52:54:00:66:00:01', ip: 'fd00:6::1', line: 5, expires: T22, hostname: 'llt' },
+      { mac: '52:54:00:66:00:02', ip: 'fd00:6::2', line: 6, expires: T23, hostname: 'll' },
+      // DUID-EN, tied through the (ended) IPv4 lease whose client id carries it.
+      { mac: '52:54:00:66:00:04', ip: 'fd00:6::4', line: 8, expires: T22, hostname: 'networkd' },
+      {
+        mac: '52:54:00:66:00:0a',
+        ip: 'fd00:6::a',
+        line: 16,
+        expires: undefined,
+        hostname: 'forever',
+      },
+    ],
+    problems: [
+      { code: 'LEASE_IPV6_UNUSED', line: 9 }, // DUID-EN no IPv4 lease carries
+      { code: 'LEASE_IPV6_UNUSED', line: 10 }, // DUID-UUID
+      { code: 'LEASE_IPV6_UNUSED', line: 11 }, // temporary address
+      { code: 'LEASE_IPV6_UNUSED', line: 12 }, // no client DUID
+      { code: 'LEASE_IPV6_UNUSED', line: 13 }, // DUID-LL of an InfiniBand address
+      { code: M, line: 15 }, // an IPv4 address among the DHCPv6 leases
+    ],
   },
   {
     name: 'dnsmasq: malformed lines are reported at their line and skipped',
