@@ -345,7 +345,14 @@ describe('serve: an upload to a full disk', () => {
     disk = got as { unmount(): Promise<void> };
     const store = await ArtifactStore.open(path);
     server = await serveRoutes(
-      artifactRoutes({ store, apt: new AptRepository(), token: TOKEN, maxBytes: 64 << 20, log }),
+      artifactRoutes({
+        store,
+        apt: new AptRepository(),
+        token: TOKEN,
+        maxBytes: 64 << 20,
+        log,
+        limiter: new GuessLimiter(),
+      }),
     );
     return { store, path, url: server.url };
   };
