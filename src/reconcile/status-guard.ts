@@ -81,9 +81,10 @@ export async function publishReports(
   const files = new Map<string, string | null>(desired);
   for (const path of status.actual.keys()) if (!desired.has(path)) files.set(path, null);
   const [subject, ...rest] = message.split('\n\n');
-  const text = status.edited
-    ? [subject, restoredNote(status.actual, Object.fromEntries(desired)), ...rest].join('\n\n')
-    : message;
+  const text =
+    status.edited && status.record
+      ? [subject, restoredNote(status.actual, status.record.files), ...rest].join('\n\n')
+      : message;
   return publishRecorded(ctx, source, siteDir, files, text, {
     files: Object.fromEntries(desired),
     source: about.source,
