@@ -32,10 +32,12 @@ export async function checkStatus(
   const record = await readStatusRecord(ctx.operator.stateDir);
   let edited = false;
   if (record?.pending) {
-    // The last push: it landed (its answer may have been lost), or it did not.
-    if (sameFiles(actual, record.pending)) record.files = record.pending;
+    // The last push landed (its answer may have been lost), and is recorded as bpa's; or it
+    // did not, and the record stays (the next publish replaces the pending copy).
+    const landed = sameFiles(actual, record.pending);
+    if (landed) record.files = record.pending;
     delete record.pending;
-    await writeStatusRecord(ctx.operator.stateDir, record);
+    if (landed) await writeStatusRecord(ctx.operator.stateDir, record);
   }
   if (record && !sameFiles(actual, record.files)) edited = true;
   ctx.status = { ...(record ? { record } : {}), actual, edited };

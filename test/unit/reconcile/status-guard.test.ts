@@ -118,6 +118,15 @@ describe('status/ guard: bpa tells its own reports from an edit', () => {
     await assert.rejects(publish({ 'status/site.yaml': 'a: 3\n' }));
     assert.equal((await checkStatus(run(), source, '/nowhere'))?.edited, false);
     assert.deepEqual((await readStatusRecord(tmp))?.files, { 'status/site.yaml': 'a: 2\n' });
+    // An edit after that is measured against what bpa's reports really are.
+    source.failing = undefined;
+    source.status.set('status/site.yaml', 'a: 9\n');
+    const ctx = run();
+    assert.equal((await checkStatus(ctx, source, '/nowhere'))?.edited, true);
+    assert.deepEqual(
+      [...(await trustedReports(ctx, source, '/nowhere'))],
+      [['status/site.yaml', { a: 2 }]],
+    );
   });
 
   it('a damaged record counts as none', async () => {
