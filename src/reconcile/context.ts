@@ -17,7 +17,7 @@ import { LeaseCache } from '../observe/leases/lease-cache.js';
 import { PlanCache } from '../plan/plan-cache.js';
 import type { SiteModel } from '../validate/model.js';
 import type { ApprovalBlock } from './approval.js';
-import type { SourceState } from './source-state.js';
+import type { SourceState, StatusCheck } from './source-state.js';
 import type { Trigger } from './summary.js';
 import { keepDerived } from '../util/memo.js';
 
@@ -105,6 +105,8 @@ export interface RunContext extends Readonly<Omit<RunOptions, 'now'>> {
   digest?: string;
   /** What bpa last saw of its source (a repository's revisions fetched, attempted, applied). */
   sourceState?: SourceState;
+  /** The revision's status/ against what bpa last wrote there (reconcile/status-guard.ts). */
+  status?: StatusCheck;
   /** Nothing new: the same input as the last reconcile, and no full reconcile due. */
   skipped?: boolean;
   /** The revision may not be applied (its signature): reported like an invalid one. */

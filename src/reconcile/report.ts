@@ -7,6 +7,7 @@ import { hasErrors } from '../util/problem.js';
 import { pluralize } from '../util/pluralize.js';
 import type { RunContext } from './context.js';
 import { writeSourceState } from './source-state.js';
+import { publishReports, restoreReports, trustedReports } from './status-guard.js';
 
 /**
  * The last step of a reconcile, run whatever happened before (Flux's finalizeStatus): the
@@ -17,6 +18,8 @@ import { writeSourceState } from './source-state.js';
  * written is the run's failure, unless it failed already.
  */
 export async function report(ctx: RunContext): Promise<void> {
+  // Nothing new to do, but someone else's edit of status/ to undo.
+  if (ctx.site.kind === 'source' && ctx.skipped) return restoreReports(ctx, ctx.site.source);
   if (ctx.site.kind !== 'source' || ctx.skipped || !ctx.lock || !ctx.siteDir) return;
   ctx.interrupted =
     ctx.signal?.aborted === true && (ctx.failure !== undefined || ctx.result?.interrupted === true);
@@ -72,7 +75,7 @@ async function writeReports(
   if (run?.result?.ok && !hasErrors(run.problems)) state.applied = { revision, digest, at };
   // A blocked plan was a full look too: it is looked at again at the next resync or revision.
   if (run?.result || run?.approval) state.lastFullAt = at;
-  const previous = await source.previousReports(siteDir);
+  const previous = await trustedReports(ctx, source, siteDir);
   const reports = buildReports({
     revision,
     appliedRevision: state.applied?.revision,
@@ -107,7 +110,10 @@ async function writeReports(
     );
   }
   const message = `bpa: ${commitSummary(result, run, ctx.failure)} @ ${revision.replace(/^sha256:/, '').slice(0, 7)}\n\nBpa-Source: ${revision}\nBpa-Plan: ${run?.plan?.hash ?? 'none'}\n`;
-  const commit = await source.publish(siteDir, reports, message);
+  const commit = await publishReports(ctx, source, siteDir, reports, message, {
+    source: revision,
+    plan: run?.plan?.hash,
+  });
   if (commit) ctx.log.info({ commit }, 'status committed');
   await writeSourceState(ctx.operator.stateDir, state);
   ctx.reports = reports;

@@ -2,6 +2,7 @@ import { BpaError } from '../util/errors.js';
 import { error } from '../util/problem.js';
 import type { RunContext, SiteInput } from './context.js';
 import { readSourceState, writeSourceState } from './source-state.js';
+import { checkStatus } from './status-guard.js';
 import { readSuspensions } from '../state/suspensions.js';
 
 /**
@@ -22,6 +23,9 @@ export async function syncRevision(
   ctx.sourceState = state;
   const { siteDir, revision, digest } = await source.sync();
   Object.assign(ctx, { siteDir, revision, digest });
+  // Someone else's edit of status/ keeps the input as it is: it is found here, so that even a
+  // run with nothing else to do writes bpa's reports back (reconcile/status-guard.ts).
+  await checkStatus(ctx, source, siteDir);
   state.fetched = { revision, at: new Date(ctx.now()).toISOString() };
   const full = !state.lastFullAt || ctx.now() - Date.parse(state.lastFullAt) >= resyncIntervalMs;
   // A suspension or resume through the API is new input, whatever the repository says.

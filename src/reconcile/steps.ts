@@ -175,11 +175,13 @@ async function observe(ctx: RunContext): Promise<void> {
   if (ctx.site.kind === 'source') {
     // A lost state directory (a new volume) is rebuilt from the reports in the repository,
     // so running clusters are not provisioned again.
-    const [{ rebuildState }, { StateStore }] = await Promise.all([
+    const [{ rebuildState }, { StateStore }, { trustedReports }] = await Promise.all([
       import('./rebuild.js'),
       import('../state/store.js'),
+      import('./status-guard.js'),
     ]);
-    const reports = await ctx.site.source.previousReports(ctx.siteDir as string);
+    // Never from someone else's edit of status/ when bpa knows its own reports.
+    const reports = await trustedReports(ctx, ctx.site.source, ctx.siteDir as string);
     await rebuildState(new StateStore(cfg.stateDir), reports, model, ctx.log);
   }
   const observations = await observeSite(model, {

@@ -61,7 +61,7 @@ export class GitSource implements SiteSource {
     return parseReports(await this.reportTexts(siteDir));
   }
 
-  private async reportTexts(siteDir: string): Promise<Map<string, string>> {
+  async reportTexts(siteDir: string): Promise<Map<string, string>> {
     if (!this.opts.statusBranch) return readReportTexts(siteDir);
     const { readBranchDir } = await import('./read-branch.js');
     const dir = this.sitePath ? `${this.sitePath}/${STATUS_DIR}` : STATUS_DIR;
@@ -112,13 +112,13 @@ export class GitSource implements SiteSource {
 
   async publish(
     siteDir: string,
-    files: Map<string, string>,
+    files: ReadonlyMap<string, string | null>,
     message: string,
   ): Promise<string | undefined> {
     const previous = await this.reportTexts(siteDir);
-    const changed: Record<string, string> = {};
+    const changed: Record<string, string | null> = {};
     for (const [path, text] of files) {
-      if (previous.get(path) !== text)
+      if (text === null ? previous.has(path) : previous.get(path) !== text)
         changed[this.sitePath ? `${this.sitePath}/${path}` : path] = text;
     }
     if (!Object.keys(changed).length) return undefined;

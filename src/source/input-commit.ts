@@ -1,3 +1,5 @@
+import { trailerValues } from './trailers.js';
+
 /** How far below a revision bpa looks for the commit that brought its input. */
 const MAX_DEPTH = 50;
 
@@ -41,22 +43,19 @@ export async function commitBringingInput(
 }
 
 function hasTrailer(message: string): boolean {
-  return new RegExp(`^${APPROVAL_TRAILER}:`, 'im').test(message);
+  return trailerValues(message, APPROVAL_TRAILER).length > 0;
 }
 
 /**
- * The plan hash a commit message approves: the last `Bpa-Approved-Plan: <hash>` line (a
- * squash merge may repeat an older one above it). `malformed` when a line names the trailer
- * but holds no full sha256.
+ * The plan hash a commit message approves: the last `Bpa-Approved-Plan: <hash>` trailer (a
+ * squash merge may repeat an older one above it). Only a trailer counts, as `git
+ * interpret-trailers --parse` finds them (the message's last paragraph, never its subject):
+ * the same line quoted in the subject or in the middle of the text approves nothing.
+ * `malformed` when the trailer holds no full sha256.
  */
 export function approvedPlan(message: string): { hash?: string; malformed?: string } {
-  const lines = message
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l.toLowerCase().startsWith(`${APPROVAL_TRAILER.toLowerCase()}:`));
-  const last = lines.at(-1);
-  if (last === undefined) return {};
-  const value = last.slice(APPROVAL_TRAILER.length + 1).trim();
+  const value = trailerValues(message, APPROVAL_TRAILER).at(-1);
+  if (value === undefined) return {};
   return /^[0-9a-f]{64}$/.test(value) ? { hash: value } : { malformed: value.slice(0, 80) };
 }
 

@@ -1,4 +1,4 @@
-import { lstat, mkdir, readFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { STATUS_DIR } from './site-path.js';
@@ -33,13 +33,20 @@ export class LocalSource implements SiteSource {
     return parseReports(await readReportTexts(siteDir));
   }
 
-  async publish(siteDir: string, files: Map<string, string>): Promise<string | undefined> {
+  async publish(
+    siteDir: string,
+    files: ReadonlyMap<string, string | null>,
+  ): Promise<string | undefined> {
     // A file or a link where status/ belongs is the site's: reported, never replaced or followed.
     const existing = await lstat(join(siteDir, STATUS_DIR)).catch(() => undefined);
     if (existing && !existing.isDirectory()) throw statusNotDirectory(existing.isSymbolicLink());
     await mkdir(join(siteDir, STATUS_DIR), { recursive: true });
     for (const [path, text] of files) {
       const target = join(siteDir, path);
+      if (text === null) {
+        await rm(target, { force: true });
+        continue;
+      }
       const old = await readFile(target, 'utf8').catch(() => undefined);
       if (old !== text) await writeFileAtomic(target, text, 0o644);
     }

@@ -30,12 +30,20 @@ export interface SiteSource {
   >;
   /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
   previousReports(siteDir: string): Promise<Map<string, unknown>>;
+  /**
+   * The reports as text, by site-relative path, as the revision (or the status branch) holds
+   * them now: compared with what bpa last wrote, to find someone else's edit of status/.
+   */
+  reportTexts?(siteDir: string): Promise<Map<string, string>>;
   /** The recent commits bpa has of the site's branch, newest first (a repository only). */
   history?(limit: number): Promise<HistoryEntry[]>;
-  /** Writes the reports (site-relative paths); returns a commit id when one was made. */
+  /**
+   * Writes the reports (site-relative paths; null removes one); returns a commit id when one
+   * was made.
+   */
   publish(
     siteDir: string,
-    files: Map<string, string>,
+    files: ReadonlyMap<string, string | null>,
     message: string,
   ): Promise<string | undefined>;
 }

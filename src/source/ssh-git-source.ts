@@ -105,7 +105,7 @@ export class SshGitSource implements SiteSource {
   }
 
   /** With a status branch, the reports are read from it: the followed branch has none. */
-  private async reportTexts(siteDir: string): Promise<Map<string, string>> {
+  async reportTexts(siteDir: string): Promise<Map<string, string>> {
     const branch = this.opts.statusBranch;
     if (!branch) return readReportTexts(siteDir);
     const out = new Map<string, string>();
@@ -166,12 +166,12 @@ export class SshGitSource implements SiteSource {
 
   async publish(
     siteDir: string,
-    files: Map<string, string>,
+    files: ReadonlyMap<string, string | null>,
     message: string,
   ): Promise<string | undefined> {
     const previous = await this.reportTexts(siteDir);
     const changed = [...files]
-      .filter(([path, text]) => previous.get(path) !== text)
+      .filter(([path, text]) => (text === null ? previous.has(path) : previous.get(path) !== text))
       .map(([path, text]) => [this.sitePath ? `${this.sitePath}/${path}` : path, text] as const);
     if (!changed.length) return undefined;
     const branch =
@@ -211,7 +211,7 @@ export class SshGitSource implements SiteSource {
    */
   private async statusCommit(
     branch: string,
-    files: ReadonlyArray<readonly [string, string]>,
+    files: ReadonlyArray<readonly [string, string | null]>,
     message: string,
   ): Promise<string | undefined> {
     const exists = await this.fetchBranch(branch, PUSH_BASE);
@@ -226,6 +226,10 @@ export class SshGitSource implements SiteSource {
         what,
       });
       for (const [path, text] of files) {
+        if (text === null) {
+          await this.git(['update-index', '--force-remove', '--', path], what, { env, what });
+          continue;
+        }
         const blob = (
           await this.git(['hash-object', '-w', '--stdin'], what, { input: text, what })
         ).trim();

@@ -135,6 +135,23 @@ describe('--require-approved-plan: only the reviewed plan is applied', function 
     assert.equal((await siteStatus()).status.phase, 'Ready');
   });
 
+  it('the trailer approves only as a git trailer: not as the subject, nor in a paragraph above the last', async () => {
+    const first = await reconcile('startup');
+    assert.equal(first.result, 'blocked');
+    const hash = (await siteStatus()).status.approval?.planHash ?? '';
+    assert.match(hash, /^[0-9a-f]{64}$/);
+    await git.commitAs(repo, {}, `Bpa-Approved-Plan: ${hash}\n`);
+    let r = await reconcile();
+    assert.equal(r.error?.code, 'PLAN_NOT_APPROVED', 'the subject is no trailer');
+    await git.commitAs(repo, {}, `Looks good\n\nBpa-Approved-Plan: ${hash}\n\nMerged by hand.\n`);
+    r = await reconcile();
+    assert.equal(r.error?.code, 'PLAN_NOT_APPROVED', 'a middle paragraph is no trailer');
+    assert.equal(ports.installer.runs.length, 0, 'nothing applied');
+    await git.commitAs(repo, {}, `Looks good\n\nMerged by hand.\n\nBpa-Approved-Plan: ${hash}\n`);
+    r = await reconcile();
+    assert.equal(r.result, 'applied', JSON.stringify(r.error));
+  });
+
   it('an approval below a status-only commit bpa never fetched is found (the shallow cache is deepened)', async () => {
     const first = await reconcile('startup');
     assert.equal(first.result, 'blocked');

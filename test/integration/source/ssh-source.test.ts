@@ -159,6 +159,27 @@ describe('a site repository over SSH (real sshd, git-shell)', function () {
     assert.deepEqual(log[0]?.parents, [theirs]);
   });
 
+  it("removes a report that is not bpa's (null), and makes no commit for one already absent", async () => {
+    const src = source(sshd.url(bare));
+    const { siteDir } = await src.sync();
+    const forged = 'kind: ClusterStatus\nmetadata: { name: west }\n';
+    await git.commitAs(repo, { 'site/status/west.yaml': forged }, 'someone');
+    await src.sync();
+    assert.deepEqual(
+      [...(await src.reportTexts(siteDir))].find(([p]) => p === 'status/west.yaml'),
+      ['status/west.yaml', forged],
+    );
+    const commit = await src.publish(
+      siteDir,
+      new Map([['status/west.yaml', null]]),
+      'bpa: status/ edited by someone else, restored',
+    );
+    assert.ok(commit);
+    assert.equal(await git.readFile(repo, 'main', 'site/status/west.yaml'), undefined);
+    await src.sync();
+    assert.equal(await src.publish(siteDir, new Map([['status/west.yaml', null]]), 'm'), undefined);
+  });
+
   it('a push that loses a race is re-created on the new head, keeping the other commit', async () => {
     const src = source(sshd.url(bare));
     const { siteDir } = await src.sync();
