@@ -195,8 +195,9 @@ export function statusPageRoutes(opts: StatusPageOptions): RouteSet[] {
 const LOGS = '/api/v1/logs/';
 
 /**
- * `GET /api/v1/logs/<cluster>/<file>`: the end of an installer log, redacted line by line,
- * behind the page's access control. The id is checked (state/logs.ts), never used as a path.
+ * `GET /api/v1/logs/<cluster>/<file>`: the end of an installer log, redacted as a whole (a key
+ * block over many lines too), behind the page's access control. Only an id is accepted
+ * (state/logs.ts checks it): never a path.
  */
 function logRoute(
   read: NonNullable<StatusPageOptions['logs']>,
@@ -219,7 +220,7 @@ function logRoute(
           return;
         }
         const body = Buffer.from(
-          `${log.truncated ? '# bpa: only the end of the log\n' : ''}${log.text.split('\n').map(redact).join('\n')}`,
+          `${log.truncated ? '# bpa: only the end of the log\n' : ''}${redact(log.text)}`,
         );
         res.writeHead(200, {
           ...SECURITY_HEADERS,

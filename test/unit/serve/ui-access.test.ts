@@ -263,7 +263,7 @@ describe('serve/ui: access to the status page', () => {
         await mkdir(logs, { recursive: true });
         await writeFile(
           join(logs, 'provision-2026-03-01T12-00-00-000Z.log'),
-          'TASK [login]\n+ docker login -u admin -p Hunter2 registry.example\nfatal: no\n',
+          'TASK [login]\n-----BEGIN OPENSSH PRIVATE KEY-----\nkeybody0000000000\n-----END OPENSSH PRIVATE KEY-----\n+ docker login -u admin -p Hunter2 registry.example\nfatal: no\n',
         );
         await writeFile(join(stateDir, 'secret.log'), 'outside the logs\n');
         await writeFile(join(stateDir, 'clusters', 'east', 'applied.log'), 'outside the logs\n');
@@ -279,7 +279,7 @@ describe('serve/ui: access to the status page', () => {
         assert.equal(log.headers['content-type'], 'text/plain; charset=utf-8');
         assert.equal(log.headers['x-content-type-options'], 'nosniff');
         assert.match(log.body, /docker login -u admin -p \*\*\* registry\.example\nfatal: no/);
-        assert.doesNotMatch(log.body, /Hunter2/);
+        assert.doesNotMatch(log.body, /Hunter2|keybody/);
         for (const path of [
           'east/..%2F..%2Fsecret.log',
           '..%2F..%2Fsecret.log',
