@@ -9,7 +9,7 @@ import type { AppliedCluster } from '../state/applied.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { Journal, type StepRecord } from '../state/journal.js';
 import type { StateStore } from '../state/store.js';
-import { BpaError, TransientError, messageOf } from '../util/errors.js';
+import { BpaError, InstallerError, TransientError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { redact } from '../util/redact.js';
 import type { PackageSpec, Role } from '../validate/model.js';
@@ -71,10 +71,25 @@ export interface ActionOutcome {
   startedAt?: string;
   endedAt?: string;
   steps: Array<{ name: string; result: StepResult }>;
-  error?: { code: string; message: string };
+  error?: ActionError;
   packages?: PackageResult[];
   /** A rolling change: where each node got (pending, cordoned, drained, changed, healthy, done, failed). */
   rollout?: Array<{ node: string; state: string }>;
+}
+
+/**
+ * Why an action failed. `message` (redacted) may quote an installer's output: the page and
+ * bpa's log show it; reports in git carry only the other fields.
+ */
+export interface ActionError {
+  code: string;
+  message: string;
+  /** The step that failed (installer, packages, …). */
+  step?: string;
+  /** An installer that ran: how it ended, and its log's id (state/logs.ts). */
+  exitCode?: number;
+  signal?: string;
+  log?: string;
 }
 
 export interface ClusterOutcome {
@@ -202,7 +217,8 @@ async function applyCluster(
         interrupted = true;
       } else {
         outcome.result = 'failed';
-        outcome.error = errorOf(err, 'APPLY_FAILED');
+        const step = [...outcome.steps].reverse().find((st) => st.result === 'failed')?.name;
+        outcome.error = { ...errorOf(err, 'APPLY_FAILED'), ...(step ? { step } : {}) };
         log.error({ action: action.kind, err: outcome.error }, 'action failed');
         failed = true;
       }
@@ -241,11 +257,20 @@ function windowNow(c: ClusterPlan, deps: ApplyDeps): { open: boolean; opensAt?: 
       };
 }
 
-/** An error as reports, logs and the journal carry it: code and a redacted message. */
-function errorOf(err: unknown, fallback: string): { code: string; message: string } {
-  return err instanceof BpaError
-    ? { code: err.code, message: redact(err.message) }
-    : { code: fallback, message: redact(messageOf(err)) };
+/**
+ * An error as logs and the journal carry it: its code, a redacted message and, for an
+ * installer that ran, how it ended and where its log is.
+ */
+function errorOf(err: unknown, fallback: string): ActionError {
+  if (!(err instanceof BpaError)) return { code: fallback, message: redact(messageOf(err)) };
+  const exit = err instanceof InstallerError ? err.exit : {};
+  return {
+    code: err.code,
+    message: redact(err.message),
+    ...(exit.exitCode !== undefined ? { exitCode: exit.exitCode } : {}),
+    ...(exit.signal !== undefined ? { signal: exit.signal } : {}),
+    ...(exit.log !== undefined ? { log: exit.log } : {}),
+  };
 }
 
 /** What one action runs with. */

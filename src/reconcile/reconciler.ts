@@ -1,7 +1,7 @@
 import { parse as yamlParse } from 'yaml';
 import type { ApplyPorts } from '../apply/ports.js';
 import type { ConfigFor } from '../config/options.js';
-import type { ClusterStatusDoc, SiteStatusDoc } from '../report/status.js';
+import { describeFailure, type ClusterStatusDoc, type SiteStatusDoc } from '../report/status.js';
 import type { SiteSource } from '../source/site-source.js';
 import { BpaError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
@@ -235,9 +235,15 @@ export function wakeTime(ctx: Pick<RunContext, 'result'>): number | undefined {
   return times.length ? Math.min(...times) : undefined;
 }
 
+/**
+ * What the status API (open to anyone who reaches it) says of a failed apply: an action's
+ * step, code, exit and log, as the report in git does; its output is for the page only.
+ */
 function firstError(ctx: RunContext): string {
-  const action = ctx.result?.clusters.flatMap((c) => c.actions).find((a) => a.error);
-  if (action?.error) return redact(`${action.kind}: ${action.error.message}`);
+  const cluster = ctx.result?.clusters.find((c) => c.actions.some((a) => a.error));
+  const action = cluster?.actions.find((a) => a.error);
+  if (cluster && action?.error)
+    return `cluster ${cluster.cluster}: ${describeFailure(action.kind, action.error)}`;
   const problem = ctx.problems.find((p) => p.severity === 'error');
   return redact(problem?.message ?? 'apply failed');
 }

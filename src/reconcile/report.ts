@@ -1,10 +1,12 @@
 import type { IpSource } from '../observe/inventory/ip.js';
 import { INVENTORY_REPORT, buildInventoryReport } from '../report/inventory.js';
-import { buildReports } from '../report/status.js';
+import { buildReports, keptReports } from '../report/status.js';
 import { StateStore } from '../state/store.js';
 import { BpaError, messageOf } from '../util/errors.js';
 import { hasErrors } from '../util/problem.js';
 import { pluralize } from '../util/pluralize.js';
+import { redact } from '../util/redact.js';
+import { resolve } from 'node:path';
 import type { RunContext } from './context.js';
 import { writeSourceState } from './source-state.js';
 import { publishReports, restoreReports, trustedReports } from './status-guard.js';
@@ -76,11 +78,22 @@ async function writeReports(
   // A blocked plan was a full look too: it is looked at again at the next resync or revision.
   if (run?.result || run?.approval) state.lastFullAt = at;
   const previous = await trustedReports(ctx, source, siteDir);
+  // A failure outside any action (the inventory unreadable, no plan made) is the site's.
+  const failure =
+    ctx.failure !== undefined && !rejected
+      ? {
+          code: ctx.failure instanceof BpaError ? ctx.failure.code : 'RECONCILE_FAILED',
+          message: redact(messageOf(ctx.failure)),
+        }
+      : undefined;
   const reports = buildReports({
     revision,
     appliedRevision: state.applied?.revision,
-    model: run?.model,
+    // The site's name, when the failure came after the site was read.
+    model: run?.model ?? (failure ? ctx.model : undefined),
     rejected,
+    ...(failure ? { failure } : {}),
+    stateDir: resolve(ctx.operator.stateDir),
     plan: run?.plan,
     approval: run?.approval,
     result: run?.result,
@@ -116,7 +129,8 @@ async function writeReports(
   });
   if (commit) ctx.log.info({ commit }, 'status committed');
   await writeSourceState(ctx.operator.stateDir, state);
-  ctx.reports = reports;
+  // The clusters a rejected or failed reconcile did not report on keep their last reports.
+  ctx.reports = new Map([...keptReports(previous, reports), ...reports]);
 }
 
 function commitSummary(result: string, run: RunContext | undefined, failure: unknown): string {

@@ -3,7 +3,7 @@
 // redacted: they quote site and host values, and the page shows them as they are.
 import { hostKey } from '../observe/inventory/hosts.js';
 import { hostMacs } from '../observe/types.js';
-import type { ApplyResult } from '../apply/engine.js';
+import type { ActionOutcome, ApplyResult } from '../apply/engine.js';
 import type { Observations } from '../observe/index.js';
 import type { Plan } from '../plan/index.js';
 import { redact } from '../util/redact.js';
@@ -15,6 +15,18 @@ export interface ViewAction {
   nodes: string[];
   reason: string;
   packages?: Array<{ node: string; name: string; from?: string; to?: string }>;
+  /**
+   * Why it failed, with the end of the installer's output (redacted): for the page, behind
+   * its access control. Reports in git carry only the step, code, exit and log id.
+   */
+  error?: {
+    code: string;
+    message: string;
+    step?: string;
+    exitCode?: number;
+    signal?: string;
+    log?: string;
+  };
 }
 
 export interface ViewClusterPlan {
@@ -84,6 +96,7 @@ export function siteView(ctx: {
               actions: c.actions.map((a) => ({
                 kind: a.kind,
                 state: stateOf(ctx.result, c.cluster, a.kind, a.nodes),
+                ...errorOf(ctx.result, c.cluster, a.kind, a.nodes),
                 nodes: [...a.nodes],
                 reason: redact(a.reason),
                 ...(a.packages?.length ? { packages: a.packages.map((p) => ({ ...p })) } : {}),
@@ -131,14 +144,32 @@ export function siteView(ctx: {
   };
 }
 
+function outcomeOf(
+  result: ApplyResult | undefined,
+  cluster: string,
+  kind: string,
+  nodes: readonly string[],
+): ActionOutcome | undefined {
+  return result?.clusters
+    .find((c) => c.cluster === cluster)
+    ?.actions.find((a) => a.kind === kind && a.nodes.join() === nodes.join());
+}
+
 function stateOf(
   result: ApplyResult | undefined,
   cluster: string,
   kind: string,
   nodes: readonly string[],
 ): ViewAction['state'] {
-  const outcome = result?.clusters
-    .find((c) => c.cluster === cluster)
-    ?.actions.find((a) => a.kind === kind && a.nodes.join() === nodes.join());
-  return outcome?.result ?? 'pending';
+  return outcomeOf(result, cluster, kind, nodes)?.result ?? 'pending';
+}
+
+function errorOf(
+  result: ApplyResult | undefined,
+  cluster: string,
+  kind: string,
+  nodes: readonly string[],
+): Pick<ViewAction, 'error'> {
+  const error = outcomeOf(result, cluster, kind, nodes)?.error;
+  return error ? { error: { ...error, message: redact(error.message) } } : {};
 }

@@ -30,13 +30,22 @@ export interface Condition {
   lastTransitionTime: string;
 }
 
+/**
+ * One action of the last apply. A failed one says where and how it failed, never with the
+ * installer's output: the step, the error code, how the installer ended, and the id of its
+ * log (`<cluster>/<file>`, served by the page at `/api/v1/logs/<id>`).
+ */
 export interface LastOperation {
   action: string;
   nodes: string[];
   startedAt?: string;
   endedAt?: string;
   result: string;
-  message?: string;
+  step?: string;
+  code?: string;
+  exitCode?: number;
+  signal?: string;
+  log?: string;
 }
 
 export interface ClusterStatusDoc {
@@ -133,23 +142,49 @@ export interface ReportInput {
   result?: ApplyResult;
   applied: AppliedState;
   facts?: FactsMap;
+  /**
+   * The reconcile failed outside any action (the inventory could not be read, the plan could
+   * not be made): the site is reported Failed with it, and the clusters keep their last reports.
+   */
+  failure?: { code: string; message: string };
   /** Previous reports by path, to keep times and operations when nothing changed. */
   previous: ReadonlyMap<string, unknown>;
+  /** The state directory (absolute): never named in a report, `<stateDir>` stands for it. */
+  stateDir?: string;
   now: string;
+}
+
+/**
+ * What a failed action's report says of it, from its code and the step, exit and log: no
+ * text of the installer or of an error message, so no installer output reaches git.
+ */
+export function describeFailure(
+  action: string,
+  error: { code?: string; step?: string; exitCode?: number; signal?: string; log?: string },
+): string {
+  const how = [
+    error.code ?? 'failed',
+    ...(error.exitCode !== undefined ? [`exit ${error.exitCode}`] : []),
+    ...(error.signal ? [`signal ${error.signal}`] : []),
+  ].join(', ');
+  return `${action} failed${error.step ? ` at step ${error.step}` : ''}: ${how}${error.log ? `; log ${error.log}` : ''}`;
 }
 
 /**
  * The status files of one reconcile: `status/<cluster>.yaml` and `status/site.yaml`. Pure and
  * deterministic: when nothing changed, the text is identical (times are carried over from the
- * previous report), so no commit is made. Nothing secret is ever written: messages are
- * redacted (no credential, key or token, whatever a failing installer printed) and short,
- * and only names, addresses, versions and phases are reported.
+ * previous report), so no commit is made. Nothing secret is ever written: no installer output
+ * at all (a failed action is its step, error code, exit and log id), other messages redacted
+ * and short, no path in the state directory, and otherwise only names, addresses, versions
+ * and phases.
  */
 export function buildReports(input: ReportInput): Map<string, string> {
   const files = new Map<string, string>();
   const clusters: Array<{ name: string; phase: Phase }> = [];
-  if (input.rejected?.length) {
-    // An invalid revision changes nothing: the clusters keep their last reports.
+  const render = (doc: unknown): string => withoutStateDir(renderDoc(doc), input.stateDir);
+  if (input.rejected?.length || input.failure) {
+    // An invalid revision, or a reconcile that failed before it could look at the clusters,
+    // changes nothing: the clusters keep their last reports.
     for (const doc of input.previous.values()) {
       const prev = doc as ClusterStatusDoc | undefined;
       if (prev?.kind === 'ClusterStatus')
@@ -203,7 +238,7 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
       failed?.error?.code === 'ROLLOUT_HALTED'
         ? 'RolloutHalted'
         : (failed?.error?.code ?? 'ApplyFailed');
-    message = `${failed?.kind ?? 'apply'} failed: ${failed?.error?.message ?? ''}`;
+    message = describeFailure(failed?.kind ?? 'apply', failed?.error ?? {});
   } else if (planned?.gate?.state === 'suspended' || outcome?.result === 'suspended') {
     phase = 'Suspended';
     reason = 'Suspended';
@@ -340,11 +375,16 @@ function lastOperation(
     startedAt: a.startedAt,
     endedAt: a.endedAt,
     result: a.result,
-    ...(a.error ? { message: safe(a.error.message) } : {}),
+    // Never the error's message: it may quote the installer (docs/gitops.md, "Reports").
+    ...(a.error?.step ? { step: a.error.step } : {}),
+    ...(a.error ? { code: a.error.code } : {}),
+    ...(a.error?.exitCode !== undefined ? { exitCode: a.error.exitCode } : {}),
+    ...(a.error?.signal ? { signal: a.error.signal } : {}),
+    ...(a.error?.log ? { log: a.error.log } : {}),
   }));
-  // The same failure again (a retry that changed nothing) keeps the first one's times: the
-  // report stays as it was and makes no commit, so a failure that lasts is one entry in the
-  // history, not one per retry. The status API shows every attempt.
+  // The same failure again (a retry that changed nothing) keeps the first one's times and
+  // log: the report stays as it was and makes no commit, so a failure that lasts is one entry
+  // in the history, not one per retry. The status API and the page show every attempt.
   const prevOps = prev?.status.lastOperation;
   if (ops.some((o) => o.result === 'failed') && prevOps && sameOperations(ops, prevOps))
     return { lastOperation: prevOps };
@@ -353,7 +393,7 @@ function lastOperation(
 
 function sameOperations(a: readonly LastOperation[], b: readonly LastOperation[]): boolean {
   const key = (o: LastOperation): string =>
-    JSON.stringify([o.action, o.nodes, o.result, o.message ?? '']);
+    JSON.stringify([o.action, o.nodes, o.result, o.step, o.code, o.exitCode, o.signal]);
   return a.length === b.length && a.every((o, i) => key(o) === key(b[i] as LastOperation));
 }
 
@@ -370,6 +410,10 @@ function siteStatus(
     phase = 'Rejected';
     reason = 'InvalidRevision';
     message = `revision ${short(input.revision)} has ${pluralize(rejected.length, 'error')}; the last good revision ${short(input.appliedRevision)} stays applied`;
+  } else if (input.failure) {
+    phase = 'Failed';
+    reason = input.failure.code;
+    message = `the reconcile of revision ${short(input.revision)} failed: ${input.failure.message}`;
   } else if (input.approval) {
     phase = 'Blocked';
     reason = input.approval.reason;
@@ -397,6 +441,9 @@ function siteStatus(
       clusters,
       ...(input.approval && !rejected.length ? { approval: approvalEntry(input.approval) } : {}),
       ...(rejected.length ? { errors: rejected.map(errorEntry) } : {}),
+      ...(input.failure && !rejected.length
+        ? { errors: [{ code: input.failure.code, message: safe(input.failure.message) }] }
+        : {}),
     },
   };
 }
@@ -475,6 +522,30 @@ function sortKeys<T>(o: Record<string, T>): Record<string, T> {
 }
 
 /** Deterministic YAML: fixed key order (as built), no line folding, a header. */
-function render(doc: unknown): string {
+function renderDoc(doc: unknown): string {
   return `# written by bpa; do not edit\n${stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })}`;
+}
+
+/** A report without the state directory's path (an error naming a file in it, a plan note). */
+function withoutStateDir(text: string, stateDir: string | undefined): string {
+  const dir = stateDir?.replace(/\/+$/, '');
+  if (!dir?.startsWith('/')) return text;
+  const escaped = dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return text.replace(new RegExp(`${escaped}(?![^/\\s"',;:)\\]])`, 'g'), '<stateDir>');
+}
+
+/**
+ * The cluster reports the previous reconcile wrote that `files` does not replace (a rejected
+ * or failed reconcile keeps them): with `files`, every report as it now stands, for the
+ * status API and the page.
+ */
+export function keptReports(
+  previous: ReadonlyMap<string, unknown>,
+  files: ReadonlyMap<string, string>,
+): Map<string, string> {
+  const kept = new Map<string, string>();
+  for (const [path, doc] of previous)
+    if (!files.has(path) && (doc as ClusterStatusDoc | undefined)?.kind === 'ClusterStatus')
+      kept.set(path, renderDoc(doc));
+  return kept;
 }

@@ -18,6 +18,7 @@ import { LiveBus } from './ui/live.js';
 import { UiModel } from './ui/model.js';
 import { loginRoutes, uiAccess, uiGuard } from './ui/access.js';
 import { statusPageRoutes } from './ui/routes.js';
+import { readLogTail } from '../state/logs.js';
 import { startArtifacts } from './artifacts/start.js';
 import { suspendRoutes } from './suspend-api.js';
 
@@ -142,6 +143,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
           model: ui,
           bus: live,
           guard: uiGuard(access, guesses),
+          logs: (id) => readLogTail(cfg.stateDir, id),
           extra: loginRoutes(access, guesses),
           loggedIn: access.mode === 'token',
         }),

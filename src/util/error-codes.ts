@@ -593,7 +593,7 @@ export const RUNTIME_CODES = {
     retry: 'transient',
     area: inst,
     summary: 'the installer exited non-zero',
-    fix: "read the installer's log (its path is in the message); the next run resumes from the journal",
+    fix: "read the installer's log (the report names its id: the status page shows it, GET /api/v1/logs/<id> serves it, and it is <state>/clusters/<cluster>/logs/<file>); the next run resumes from the journal",
   },
   INSTALLER_TIMEOUT: {
     retry: 'transient',
@@ -809,7 +809,7 @@ export const RUNTIME_CODES = {
     area: rec,
     summary:
       'a rolling change stopped at a node whose drain, change or health check failed; nodes not yet started were not touched',
-    fix: 'fix what the message names for that node, then reconcile again: finished nodes are not repeated',
+    fix: 'fix what the message (on the status page, with the log) names for that node, then reconcile again: finished nodes are not repeated',
   },
   CLUSTER_KUBECONFIG_UNUSABLE: {
     retry: 'stalled',

@@ -31,6 +31,29 @@ export class BpaError extends Error {
   }
 }
 
+/** How an installer that ran ended, and the id of its log (state/logs.ts). */
+export interface InstallerExit {
+  exitCode?: number;
+  signal?: string;
+  log?: string;
+}
+
+/**
+ * An installer that ran and failed. Its message quotes the installer's output (for the page
+ * and bpa's log); reports in git carry only its code, its exit and the id of its log.
+ */
+export class InstallerError extends BpaError {
+  override readonly name = 'InstallerError';
+  constructor(
+    code: RuntimeCode,
+    message: string,
+    readonly exit: InstallerExit,
+    retry?: RetryKind,
+  ) {
+    super(code, message, retry);
+  }
+}
+
 export class StalledError extends BpaError {
   override readonly name: string = 'StalledError';
   constructor(code: RuntimeCode, message: string, options?: { cause?: unknown }) {

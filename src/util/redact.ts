@@ -16,6 +16,11 @@ export function redact(text: string): string {
   out = out.replace(BASIC, (m, value: string) => (/[A-Z0-9=]/.test(value) ? `Basic ${MASK}` : m));
   out = out.replace(FLAG_VALUE, (_m, flag: string, sep: string) => `${flag}${sep}${MASK}`);
   out = out.replace(NAMED_VALUE, (_m, name: string, sep: string) => `${name}${sep}${MASK}`);
+  out = out.replace(SHORT_PASSWORD, (_m, command: string, rest: string) => {
+    // `mysql -p db` asks for the password and names a database: only `-pX` is one.
+    const attached = /^(?:mysql|mariadb)/i.test(command);
+    return command + rest.replace(attached ? ATTACHED_P : SPACED_P, `$1${MASK}`);
+  });
   for (const shape of TOKEN_SHAPES) out = out.replace(shape, MASK);
   out = out.replace(BLOB, (m) => (looksRandom(m) ? MASK : m));
   return out;
@@ -70,6 +75,17 @@ const NAMED_VALUE = new RegExp(
   `\\b(${SENSITIVE}|[A-Za-z0-9_]{0,64}_PASS)(["']?\\s*[:=]\\s*)("[^"]*"|'[^']*'|[^\\s"',;&]+)`,
   'gi',
 );
+/**
+ * Commands whose `-p` is a password, not a port: `docker login -u admin -p x` (any
+ * `… login`: podman, helm, skopeo), `sshpass -p x`, `mysql -px`; up to the end of the command.
+ */
+const SHORT_PASSWORD =
+  /\b(sshpass|mysql[a-z]{0,16}|mariadb[a-z]{0,16}|login)\b([^\r\n|;&]{0,512})/gi;
+const VALUE = `("[^"]*"|'[^']*'|[^\\s"',;&|]+)`;
+/** ` -p x`, ` -p=x`, ` -px`. */
+const SPACED_P = new RegExp(`(\\s-p(?:=|\\s+)?)${VALUE}`, 'g');
+/** ` -px` only. */
+const ATTACHED_P = new RegExp(`(\\s-p)${VALUE}`, 'g');
 const TOKEN_SHAPES = [
   /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, // JWT (Kubernetes service account tokens)
   /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g, // GitHub

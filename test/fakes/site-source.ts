@@ -61,7 +61,14 @@ export interface ClusterReport {
     phase: string;
     conditions: Array<{ type: string; status: string; reason: string; message: string }>;
     nodes: Array<{ name: string; reachable?: boolean; packages?: Record<string, string | null> }>;
-    lastOperation?: Array<{ action: string; result: string; message?: string }>;
+    lastOperation?: Array<{
+      action: string;
+      result: string;
+      step?: string;
+      code?: string;
+      exitCode?: number;
+      log?: string;
+    }>;
     kubernetesVersion?: string;
     podSubnet?: string | null;
     notes?: string[];

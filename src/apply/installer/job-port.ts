@@ -2,7 +2,8 @@ import { mkdir } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { writeFileAtomic } from '../../util/write-file-atomic.js';
-import { BpaError, StalledError } from '../../util/errors.js';
+import { InstallerError, StalledError } from '../../util/errors.js';
+import { logId } from '../../state/logs.js';
 import { JOB_SSH_KEY, runInstallerJob } from '../k8s/installer-job.js';
 import type { InstallerPath, InstallerPort, InstallerRequest, StepHandle } from '../ports.js';
 import { ansibleDirs, ansibleEnv } from './ansible-env.js';
@@ -103,16 +104,15 @@ export class JobInstaller implements InstallerPort {
       );
       // The Job's pod logs are kept where a local installer's would be.
       const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-      await writeFileAtomic(
-        join(r.clusterDir, 'logs', `${stepName}-job-${stamp}.log`),
-        outcome.logs,
-        0o644,
-      );
+      const logName = `${stepName}-job-${stamp}.log`;
+      await writeFileAtomic(join(r.clusterDir, 'logs', logName), outcome.logs, 0o644);
       if (!outcome.succeeded) {
         const tail = outcome.logs.split('\n').filter(Boolean).slice(-5).join(' | ');
-        throw new BpaError(
+        const log = logId(r.cluster, logName);
+        throw new InstallerError(
           'INSTALLER_FAILED',
-          `installer Job ${path} for cluster ${r.cluster} failed${outcome.reason ? ` (${outcome.reason})` : ''}: ${outcome.message ?? tail}`,
+          `installer Job ${path} for cluster ${r.cluster} failed${outcome.reason ? ` (${outcome.reason})` : ''} (log ${log}): ${outcome.message ?? tail}`,
+          { log },
           'transient',
         );
       }

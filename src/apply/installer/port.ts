@@ -1,6 +1,7 @@
 import { access, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { BpaError, StalledError, TransientError } from '../../util/errors.js';
+import { BpaError, InstallerError, StalledError } from '../../util/errors.js';
+import { logId } from '../../state/logs.js';
 import type { Logger } from '../../util/log.js';
 import { redact } from '../../util/redact.js';
 import { excerpt } from '../../util/tail.js';
@@ -106,23 +107,35 @@ export class LocalInstaller implements InstallerPort {
     });
     if (result.exitCode === 0) return;
     const what = `installer ${path} for cluster ${req.cluster}`;
-    // The full output stays in the log file; the message (and so the report) gets a redacted end.
+    const log = logId(req.cluster, logName);
+    const exit = {
+      ...(result.exitCode !== null ? { exitCode: result.exitCode } : {}),
+      ...(result.signal ? { signal: result.signal } : {}),
+      log,
+    };
+    // The full output stays in the log file; the message (the page, bpa's log) gets a
+    // redacted end, and names the log by its id, not its path.
     const tail = excerpt(result.tail).split('\n').filter(Boolean).join(' | ');
     if (result.timedOut)
-      throw new TransientError(
+      throw new InstallerError(
         'INSTALLER_TIMEOUT',
-        `${what} did not finish within ${Math.round(this.opts.timeoutMs / 1000)} s and was stopped (log: ${result.logFile}): ${tail}`,
+        `${what} did not finish within ${Math.round(this.opts.timeoutMs / 1000)} s and was stopped (log ${log}): ${tail}`,
+        exit,
+        'transient',
       );
     if (result.aborted)
-      throw new TransientError(
+      throw new InstallerError(
         'INSTALLER_ABORTED',
-        `${what} was stopped because bpa is shutting down (log: ${result.logFile})`,
+        `${what} was stopped because bpa is shutting down (log ${log})`,
+        exit,
+        'transient',
       );
     const code =
       result.exitCode === null ? `was killed by ${result.signal}` : `exited ${result.exitCode}`;
-    throw new BpaError(
+    throw new InstallerError(
       'INSTALLER_FAILED',
-      `${what} ${code} (log: ${result.logFile}): ${tail}`,
+      `${what} ${code} (log ${log}): ${tail}`,
+      exit,
       'transient',
     );
   }

@@ -1,5 +1,5 @@
 import type { PackageChange, PlannedNode } from '../../plan/index.js';
-import { BpaError, StalledError, messageOf } from '../../util/errors.js';
+import { BpaError, InstallerError, StalledError, messageOf } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import type { RolloutSettings } from '../../validate/model.js';
 import type {
@@ -118,10 +118,11 @@ export async function rollNodes(input: RollNodesInput): Promise<void> {
     if (first.s.reason instanceof BpaError && first.s.reason.code === 'APPLY_INTERRUPTED')
       throw first.s.reason;
     const why = failed.map((f) => `${f.node.name}: ${messageOf(f.s.reason)}`).join('; ');
-    throw new StalledError(
-      'ROLLOUT_HALTED',
-      `rollout of cluster ${input.cluster} halted at ${failed.map((f) => f.node.name).join(', ')} (a node cordoned stays cordoned; no further node is started): ${why}`,
-    );
+    const message = `rollout of cluster ${input.cluster} halted at ${failed.map((f) => f.node.name).join(', ')} (a node cordoned stays cordoned; no further node is started): ${why}`;
+    // The first node's installer run, when that is what failed: its exit and log for the report.
+    if (first.s.reason instanceof InstallerError)
+      throw new InstallerError('ROLLOUT_HALTED', message, first.s.reason.exit, 'stalled');
+    throw new StalledError('ROLLOUT_HALTED', message);
   }
 }
 

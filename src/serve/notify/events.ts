@@ -1,6 +1,6 @@
 // Which notifications a finished reconcile causes: one per transition, never one per poll.
 import type { SiteView } from '../../reconcile/view.js';
-import type { ClusterStatusDoc, SiteStatusDoc } from '../../report/status.js';
+import { describeFailure, type ClusterStatusDoc, type SiteStatusDoc } from '../../report/status.js';
 import type { ReconcileSummary } from '../../reconcile/summary.js';
 import { redact } from '../../util/redact.js';
 
@@ -100,7 +100,7 @@ export function transitions(
           phase,
           reason: failedOp.action,
           message: redact(
-            `${failedOp.action} ${failedOp.nodes.join(', ')} failed${failedOp.message ? `: ${failedOp.message}` : ''}; the rest of the rollout waits`,
+            `${describeFailure(`${failedOp.action} ${failedOp.nodes.join(', ')}`, failedOp)}; the rest of the rollout waits`,
           ),
           ...(revision ? { revision } : {}),
         });

@@ -112,7 +112,8 @@ export function uiGuard(
   now: () => number = Date.now,
 ): (req: IncomingMessage, res: ServerResponse, path: string) => boolean {
   return (req, res, path) => {
-    const page = path !== '/ui/events';
+    // The event stream and the API (logs) answer 401 and 403 as JSON, not with a login form.
+    const page = path !== '/ui/events' && !path.startsWith('/api/');
     if (access.mode === 'open') {
       if (access.why !== 'loopback' || isLoopback(hostName(req.headers.host))) return true;
       // A page of another site that resolved its own name to 127.0.0.1 (DNS rebinding) would

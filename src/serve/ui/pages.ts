@@ -1,5 +1,5 @@
 import type { ViewClusterPlan, ViewHost } from '../../reconcile/view.js';
-import type { ClusterStatusDoc, Condition } from '../../report/status.js';
+import type { ClusterStatusDoc, Condition, LastOperation } from '../../report/status.js';
 import type { HistoryEntry } from '../../source/history.js';
 import { pluralize } from '../../util/pluralize.js';
 import { badge, html, rev, when, type Html } from './html.js';
@@ -304,11 +304,30 @@ export function clusterPage(input: PageInput, doc: ClusterStatusDoc): Html {
       ${
         ops.length
           ? html`<ul class="ops">
-              ${ops.map((o) => html`<li>${o.action} ${o.nodes.join(', ')} ${badge(o.result)} ${when(o.endedAt, now)}${o.message ? html`<br /><span class="msg">${o.message}</span>` : ''}</li>`)}
+              ${ops.map((o) => html`<li>${o.action} ${o.nodes.join(', ')} ${badge(o.result)} ${when(o.endedAt, now)}${failureOf(o, plan)}</li>`)}
             </ul>`
           : html`<p class="muted">None yet.</p>`
       }
     </section>`;
+}
+
+/**
+ * A failed operation: where and how (from the report), the end of the installer's output
+ * (from the last run's plan, when it is the same operation) and a link to its log.
+ */
+function failureOf(o: LastOperation, plan: ViewClusterPlan | undefined): Html {
+  if (o.result !== 'failed') return html``;
+  const detail = plan?.actions.find(
+    (a) => a.kind === o.action && a.state === 'failed' && a.nodes.join() === o.nodes.join(),
+  )?.error;
+  const log = detail?.log ?? o.log;
+  return html`<br /><code>${o.code ?? detail?.code ?? 'failed'}</code
+    >${o.step ? ` at step ${o.step}` : ''}${o.exitCode !== undefined ? `, exit ${o.exitCode}` : ''}${o.signal ? `, signal ${o.signal}` : ''}${log ? html` · <a href="${logHref(log)}">log ${log}</a>` : ''}${detail ? html`<br /><span class="msg">${detail.message}</span>` : ''}`;
+}
+
+/** Where the page serves a log (`/api/v1/logs/<cluster>/<file>`). */
+export function logHref(id: string): string {
+  return `/api/v1/logs/${id.split('/').map(encodeURIComponent).join('/')}`;
 }
 
 export interface InventoryQuery {

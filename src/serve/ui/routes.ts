@@ -17,6 +17,8 @@ import {
   type InventoryQuery,
 } from './pages.js';
 import { streamEvents } from './sse.js';
+import { sendJson } from '../respond.js';
+import { redact } from '../../util/redact.js';
 
 /**
  * Everything the page may load comes from this process: no inline script or style, no other
@@ -48,6 +50,11 @@ export interface StatusPageOptions {
   loggedIn?: boolean;
   /** Event streams open at once (100). */
   maxStreams?: number;
+  /**
+   * An installer log by its id (`<cluster>/<file>`, state/logs.ts): its end, or undefined when
+   * there is no such log. Absent: `/api/v1/logs/` does not exist.
+   */
+  logs?: (id: string) => Promise<{ text: string; truncated: boolean } | undefined>;
   now?: () => number;
 }
 
@@ -180,8 +187,51 @@ export function statusPageRoutes(opts: StatusPageOptions): RouteSet[] {
         ),
       },
     },
+    ...(opts.logs ? [logRoute(opts.logs, guarded)] : []),
     ...(opts.extra ?? []),
   ];
+}
+
+const LOGS = '/api/v1/logs/';
+
+/**
+ * `GET /api/v1/logs/<cluster>/<file>`: the end of an installer log, redacted as a whole (a key
+ * block over many lines too), behind the page's access control. Only an id is accepted
+ * (state/logs.ts checks it): never a path.
+ */
+function logRoute(
+  read: NonNullable<StatusPageOptions['logs']>,
+  guarded: (handler: Handler) => Handler,
+): RouteSet {
+  return {
+    path: LOGS,
+    handlers: {
+      GET: guarded(async (req, res, path) => {
+        req.resume();
+        let id: string;
+        try {
+          id = decodeURIComponent(path.slice(LOGS.length));
+        } catch {
+          id = '';
+        }
+        const log = await read(id);
+        if (!log) {
+          sendJson(res, 404, { error: 'not_found', message: 'no installer log has that id' });
+          return;
+        }
+        const body = Buffer.from(
+          `${log.truncated ? '# bpa: only the end of the log\n' : ''}${redact(log.text)}`,
+        );
+        res.writeHead(200, {
+          ...SECURITY_HEADERS,
+          'content-type': 'text/plain; charset=utf-8',
+          'cache-control': 'no-store',
+          'content-length': body.length,
+        });
+        res.end(body);
+      }),
+    },
+  };
 }
 
 interface Request {

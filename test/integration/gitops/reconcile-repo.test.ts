@@ -213,11 +213,14 @@ describe('reconcile --once --repo: a site repository, with status committed back
     for (let attempt = 1; attempt <= 2; attempt++) {
       const r = await reconcile([], { BPA_REFERENCE_FAIL: '1' });
       assert.equal(r.code, 1, `attempt ${attempt}: ${r.stdout}${r.stderr}`);
-      assert.match(r.stdout, /^failed .*APPLY_FAILED: add-nodes: /m, `attempt ${attempt}`);
       assert.match(
-        (await git.readFile('site', 'main', 'site/status/lab.yaml')) ?? '',
-        /action: add-nodes\n(.*\n)*?\s+result: failed/,
+        r.stdout,
+        /^failed .*APPLY_FAILED: cluster lab: add-nodes failed at step installer: INSTALLER_FAILED, exit \d+; log lab\/scale-/m,
+        `attempt ${attempt}`,
       );
+      const report = (await git.readFile('site', 'main', 'site/status/lab.yaml')) ?? '';
+      assert.match(report, /action: add-nodes\n(.*\n)*?\s+result: failed\n\s+step: installer/);
+      assert.doesNotMatch(report, /exited|fatal|TASK|message: .*log:/, 'no installer output');
     }
     const fixed = await reconcile();
     assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr);

@@ -75,4 +75,65 @@ describe('bpa serve --watch DIR', function () {
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
   });
+
+  it('an inventory it cannot read (--kubeconfig MISSING): status/site.yaml says Failed with the error, never Ready', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bpa-watch-failed-'));
+    const site = join(dir, 'site');
+    await cp(join(ROOT, 'sites', 'example', 'inventory'), join(site, 'inventory'), {
+      recursive: true,
+    });
+    await cp(join(ROOT, 'sites', 'example', 'site.yaml'), join(site, 'site.yaml'));
+    let err = '';
+    const failing = spawnBpa([
+      'serve',
+      '--watch',
+      site,
+      '--kubeconfig',
+      join(dir, 'missing'),
+      '--state',
+      join(dir, 'state'),
+      '--listen',
+      '127.0.0.1:0',
+      '--interval',
+      '1h',
+    ]);
+    try {
+      failing.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+      const url = await waitFor(
+        'the server URL',
+        async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(err)?.[1],
+        20_000,
+      );
+      const status = await waitFor(
+        'the first reconcile',
+        async () => {
+          const body = (await (await fetch(`${url}/api/v1/status`)).json()) as {
+            lastReconcile: { result: string; error: { code: string } } | null;
+            status: { site?: { status: { phase: string } } } | null;
+          };
+          return body.lastReconcile ? body : undefined;
+        },
+        20_000,
+        100,
+      );
+      assert.equal(status.lastReconcile?.result, 'failed');
+      assert.equal(status.status?.site?.status.phase, 'Failed');
+      const report = await readFile(join(site, 'status', 'site.yaml'), 'utf8');
+      assert.match(report, /phase: Failed/);
+      assert.doesNotMatch(report, /phase: Ready|AllClustersReady|clusters ready/);
+      assert.match(report, /type: Ready\n\s+status: "False"/);
+      assert.match(report, /type: Stalled\n\s+status: "True"/);
+      assert.match(
+        report,
+        new RegExp(`reason: ${status.lastReconcile?.error.code ?? '-'}\n`),
+        'the error code is the reason',
+      );
+      assert.match(report, /kubeconfig .*missing.* does not exist/);
+    } finally {
+      const exited = new Promise((r) => failing.once('exit', r));
+      failing.kill('SIGTERM');
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

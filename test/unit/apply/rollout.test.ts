@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { KubeNodeOps } from '../../../src/apply/rollout/kube-nodes.js';
 import { BpaError } from '../../../src/util/errors.js';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
+import type { ReconcileSummary } from '../../../src/reconcile/summary.js';
+import type { ViewAction } from '../../../src/reconcile/view.js';
 import { silentLogger } from '../../../src/util/log.js';
 import {
   readyNode,
@@ -200,8 +202,10 @@ describe('rolling node changes (cordon, drain, change, health, uncordon)', funct
     assert.equal(report?.status.phase, 'Degraded');
     const ready = report?.status.conditions.find((c) => c.type === 'Ready');
     assert.equal(ready?.reason, 'RolloutHalted');
+    assert.equal(ready?.message, 'upgrade-packages failed at step node:worker-1: ROLLOUT_HALTED');
+    // Why, on the page (not in git).
     assert.match(
-      ready?.message ?? '',
+      failedAction(r)?.error?.message ?? '',
       /halted at worker-1 .*drain timed out after 1s.*apps\/web-1.*disruption budget/,
     );
     assert.equal(cordoned('worker-1'), true, 'the node whose drain failed stays cordoned');
@@ -258,6 +262,10 @@ describe('rolling node changes (cordon, drain, change, health, uncordon)', funct
     assert.match(
       source.clusterReport('east')?.status.conditions.find((c) => c.type === 'Ready')?.message ??
         '',
+      /failed at step node:master-1: ROLLOUT_HALTED$/,
+    );
+    assert.match(
+      failedAction(r)?.error?.message ?? '',
       /master-1: node master-1: not Ready within 1s after the change: Ready is False \(KubeletNotReady\)/,
     );
     // Healthy again: the next run checks it, uncordons it, and goes on without changing it again.
@@ -371,7 +379,11 @@ describe('rolling node changes (cordon, drain, change, health, uncordon)', funct
       assert.equal(r.result, 'failed');
       const ready = source.clusterReport('east')?.status.conditions.find((c) => c.type === 'Ready');
       assert.equal(ready?.reason, 'RolloutHalted');
-      assert.match(ready?.message ?? '', /halted at worker-1 .*kubeadm upgrade failed/);
+      assert.equal(ready?.message, 'upgrade-cluster failed at step node:worker-1: ROLLOUT_HALTED');
+      assert.match(
+        failedAction(r)?.error?.message ?? '',
+        /halted at worker-1 .*kubeadm upgrade failed/,
+      );
       assert.equal(cordoned('worker-1'), true, 'stays cordoned');
       assert.equal(cordoned('worker-3'), false, 'the next batch never started');
       assert.ok(!upgrades.some((u) => u.nodes[0] === 'worker-3'));
@@ -390,3 +402,8 @@ describe('rolling node changes (cordon, drain, change, health, uncordon)', funct
     });
   });
 });
+
+/** The failed action of the last run's plan, as the page shows it. */
+function failedAction(summary: ReconcileSummary): ViewAction | undefined {
+  return summary.view?.plan?.clusters.flatMap((c) => c.actions).find((a) => a.state === 'failed');
+}

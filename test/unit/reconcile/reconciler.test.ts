@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { LocalInstaller } from '../../../src/apply/installer/port.js';
 import { pino } from 'pino';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
+import type { SiteStatusDoc } from '../../../src/report/status.js';
+import { readLogTail } from '../../../src/state/logs.js';
+import { parse } from 'yaml';
 import { StateLock } from '../../../src/state/lock.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { FakeNodes, fakePorts } from '../../fakes/ports.js';
@@ -229,8 +232,9 @@ describe('reconciler over in-memory ports', () => {
     }
   });
 
-  it('installer output reaches reports and the status API only redacted and short; the full log stays', async () => {
+  it('no installer output reaches git or the status API: step, code, exit and log id; the page has the redacted tail', async () => {
     const token = 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c';
+    const password = 'Hunter2';
     const keyDir = await mkdtemp(join(tmp, 'key-'));
     execFileSync('ssh-keygen', ['-q', '-N', '', '-t', 'ed25519', '-f', join(keyDir, 'id')]);
     const key = await readFile(join(keyDir, 'id'), 'utf8');
@@ -244,6 +248,12 @@ describe('reconciler over in-memory ports', () => {
         `echo "curl -H 'Authorization: Bearer ${token}' https://10.0.0.1:6443"`,
         `echo "api_token=${token}"`,
         `cat ${join(keyDir, 'id')}`,
+        `echo "+ docker login -u admin -p ${password} registry.example:5000"`,
+        `echo "+ sshpass -p ${password} ssh root@10.0.0.1"`,
+        `echo "+ mysql -u root -p${password} keystone"`,
+        `echo "+ helm repo add x --password ${password}"`,
+        `echo "+ tool --password=${password}"`,
+        'echo "in $PWD"',
         'echo "fatal: could not bootstrap the control plane" >&2',
         'exit 3',
       ].join('\n'),
@@ -267,26 +277,92 @@ describe('reconciler over in-memory ports', () => {
     });
     const summary = await reconciler({ ports: { ...ports, installer } }).reconcile('startup');
     assert.equal(summary.result, 'failed');
-    const published = [
+    // Git and the status API (open to whoever reaches it): no installer output at all.
+    const view = summary.view;
+    const committed = [
       ...source.commits.flatMap((c) => [c.message, ...c.files.values()]),
-      JSON.stringify(summary),
-      ...lines, // what serve logs and `bpa apply` prints, live
+      JSON.stringify({ ...summary, view: undefined }),
     ].join('\n');
-    for (const secret of [token, ...keyLines])
-      assert.ok(!published.includes(secret), `leaked: ${secret}`);
-    assert.doesNotMatch(published, /PRIVATE KEY-----/);
+    for (const text of [
+      token,
+      password,
+      ...keyLines,
+      'TASK [bootstrap]',
+      'fatal: could not bootstrap',
+      'docker login',
+      stateDir,
+    ])
+      assert.ok(!committed.includes(text), `in git or the status API: ${text}`);
+    // The page (behind its access control) and bpa's log: the output, redacted.
+    const page = [...lines, JSON.stringify(view)].join('\n');
+    for (const secret of [token, password, ...keyLines])
+      assert.ok(!page.includes(secret), `leaked: ${secret}`);
+    assert.doesNotMatch(page, /PRIVATE KEY-----/);
     assert.ok(lines.some((l) => l.includes('[east] TASK [bootstrap] contacting the API')));
-    const op = source.clusterReport('east')?.status.lastOperation?.[0];
-    assert.equal(op?.result, 'failed');
-    assert.match(op?.message ?? '', /exited 3/);
-    assert.match(op?.message ?? '', /fatal: could not bootstrap the control plane/);
-    assert.ok((op?.message?.length ?? 0) <= 1001, 'a short excerpt');
-    // The full output is kept in the state directory.
-    const logs = join(stateDir, 'clusters', 'east', 'logs');
-    const [log] = await readdir(logs);
-    const full = await readFile(join(logs, log ?? ''), 'utf8');
-    assert.ok(full.includes(token) && keyLines.every((l) => full.includes(l)));
+    const failed = view?.plan?.clusters[0]?.actions.find((a) => a.state === 'failed');
+    assert.match(failed?.error?.message ?? '', /fatal: could not bootstrap the control plane/);
+    // The report says which step failed, how, and where the log is.
+    const report = source.clusterReport('east');
+    const op = report?.status.lastOperation?.[0] as Record<string, unknown> | undefined;
+    assert.deepEqual(Object.keys(op ?? {}).sort(), [
+      'action',
+      'code',
+      'endedAt',
+      'exitCode',
+      'log',
+      'nodes',
+      'result',
+      'startedAt',
+      'step',
+    ]);
+    assert.equal(op?.['result'], 'failed');
+    assert.equal(op?.['step'], 'installer');
+    assert.equal(op?.['code'], 'INSTALLER_FAILED');
+    assert.equal(op?.['exitCode'], 3);
+    assert.match(String(op?.['log']), /^east\/provision-[0-9TZ-]+\.log$/);
+    const ready = report?.status.conditions.find((c) => c.type === 'Ready');
+    assert.equal(
+      ready?.message,
+      `provision-cluster failed at step installer: INSTALLER_FAILED, exit 3; log ${String(op?.['log'])}`,
+    );
+    // The id resolves to the full log, kept in the state directory.
+    const full = await readLogTail(stateDir, String(op?.['log']));
+    assert.ok(full?.text.includes(token) && keyLines.every((l) => full.text.includes(l)));
+    assert.ok(full?.text.includes('fatal: could not bootstrap the control plane'));
   });
+
+  it('a reconcile that fails before its plan reports the site Failed and keeps the clusters', async () => {
+    const first = await reconciler().reconcile('startup');
+    assert.equal(first.result, 'applied', JSON.stringify(first.error));
+    // The inventory can no longer be read: no plan can be made.
+    await writeSite(siteDir, v2);
+    const missing = join(tmp, 'missing-kubeconfig');
+    const failing = reconciler({ configFor: configWith({ stateDir, kubeconfig: missing }) });
+    const summary = await failing.reconcile('watch');
+    assert.equal(summary.result, 'failed');
+    const site = parse(source.reports.get('status/site.yaml') ?? '') as SiteStatusDoc;
+    assert.equal(site.status.phase, 'Failed');
+    const ready = site.status.conditions.find((c) => c.type === 'Ready');
+    const stalled = site.status.conditions.find((c) => c.type === 'Stalled');
+    assert.equal(ready?.status, 'False');
+    assert.equal(ready?.reason, summary.error?.code);
+    assert.equal(stalled?.status, 'True');
+    assert.match(ready?.message ?? '', /does not exist/);
+    assert.equal(site.status.errors?.[0]?.code, summary.error?.code);
+    assert.deepEqual(site.status.clusters, [{ name: 'east', phase: 'Ready' }]);
+    assert.equal(source.clusterReport('east')?.status.phase, 'Ready', 'the cluster report is kept');
+    // The status API and the page keep the cluster too.
+    const status = summary.status as { clusters: Array<{ metadata: { name: string } }> };
+    assert.deepEqual(
+      status.clusters.map((c) => c.metadata.name),
+      ['east'],
+    );
+    assert.deepEqual(
+      summary.clusters.map((c) => [c.name, c.phase]),
+      [['east', 'Ready']],
+    );
+  });
+
   it('keeps the site between reconciles: a change is read and parsed alone, with the same result', async () => {
     const lines: Array<Record<string, unknown>> = [];
     const log = pino(

@@ -16,6 +16,10 @@ import { LiveBus } from '../../../src/serve/ui/live.js';
 import { UiModel } from '../../../src/serve/ui/model.js';
 import { statusPageRoutes } from '../../../src/serve/ui/routes.js';
 import { createLogger } from '../../../src/util/log.js';
+import { readLogTail } from '../../../src/state/logs.js';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { FakeTimers, ManualReconcile } from './fake-timers.js';
 
 const TOKEN = 'ui-token-0f4c1e9a7b2d';
@@ -84,7 +88,7 @@ describe('serve/ui: access to the status page', () => {
     let model: UiModel;
     let clock = Date.parse('2026-03-01T12:00:00Z');
 
-    async function start(access: UiAccess): Promise<string> {
+    async function start(access: UiAccess, stateDir?: string): Promise<string> {
       const limiter = new GuessLimiter();
       scheduler = new Scheduler({
         reconcile: new ManualReconcile().fn,
@@ -104,6 +108,7 @@ describe('serve/ui: access to the status page', () => {
           guard: uiGuard(access, limiter, () => clock),
           extra: loginRoutes(access, limiter, () => clock),
           loggedIn: access.mode === 'token',
+          ...(stateDir ? { logs: (id: string) => readLogTail(stateDir, id) } : {}),
         }),
       });
       return server.url;
@@ -250,6 +255,56 @@ describe('serve/ui: access to the status page', () => {
         assert.equal((await call(`${url}/`, { headers: { cookie: later } })).status, 303);
       } finally {
         clock = started;
+      }
+    });
+
+    it("GET /api/v1/logs/<id>: an installer log, redacted, behind the page's access; the id is never a path", async () => {
+      const stateDir = await mkdtemp(join(tmpdir(), 'bpa-ui-logs-'));
+      try {
+        const logs = join(stateDir, 'clusters', 'east', 'logs');
+        await mkdir(logs, { recursive: true });
+        await writeFile(
+          join(logs, 'provision-2026-03-01T12-00-00-000Z.log'),
+          'TASK [login]\n-----BEGIN OPENSSH PRIVATE KEY-----\nkeybody0000000000\n-----END OPENSSH PRIVATE KEY-----\n+ docker login -u admin -p Hunter2 registry.example\nfatal: no\n',
+        );
+        await writeFile(join(stateDir, 'secret.log'), 'outside the logs\n');
+        await writeFile(join(stateDir, 'clusters', 'east', 'applied.log'), 'outside the logs\n');
+        await symlink(join(stateDir, 'secret.log'), join(logs, 'linked.log'));
+        const url = await start({ mode: 'token', token: TOKEN }, stateDir);
+        const id = 'east/provision-2026-03-01T12-00-00-000Z.log';
+        const anonymous = await call(`${url}/api/v1/logs/${id}`);
+        assert.equal(anonymous.status, 401);
+        assert.doesNotMatch(anonymous.body, /docker|fatal/);
+        const bearer = { authorization: `Bearer ${TOKEN}` };
+        const log = await call(`${url}/api/v1/logs/${id}`, { headers: bearer });
+        assert.equal(log.status, 200);
+        assert.equal(log.headers['content-type'], 'text/plain; charset=utf-8');
+        assert.equal(log.headers['x-content-type-options'], 'nosniff');
+        assert.match(log.body, /docker login -u admin -p \*\*\* registry\.example\nfatal: no/);
+        assert.doesNotMatch(log.body, /Hunter2|keybody/);
+        for (const path of [
+          'east/..%2F..%2Fsecret.log',
+          '..%2F..%2Fsecret.log',
+          '%2e%2e/%2e%2e/secret.log',
+          'east%2F..%2F..%2F..%2Fsecret.log',
+          'east/linked.log',
+          'east/..%2Fapplied.log',
+          '..%2Fclusters%2Feast%2Fapplied.log',
+          `${encodeURIComponent(stateDir)}%2Fsecret.log`,
+          'east/missing.log',
+        ]) {
+          const r = await call(`${url}/api/v1/logs/${path}`, { headers: bearer });
+          assert.equal(r.status, 404, path);
+          assert.doesNotMatch(r.body, /outside the logs/, path);
+        }
+        await scheduler.stop();
+        await server?.close();
+        const off = await start(uiAccess({ listenHost: '0.0.0.0' }), stateDir);
+        const refused = await call(`${off}/api/v1/logs/${id}`);
+        assert.equal(refused.status, 403);
+        assert.doesNotMatch(refused.body, /docker|fatal/);
+      } finally {
+        await rm(stateDir, { recursive: true, force: true });
       }
     });
 

@@ -242,6 +242,51 @@ describe('serve/ui: the status page', () => {
     assert.match(missing.body, /No cluster named &lt;b&gt; is reported/);
   });
 
+  it('a failed operation: step, code and exit from the report, the tail from the last run, a link to its log', async () => {
+    const failed = summary(3);
+    const log = 'edge-1/provision-2026-01-01T00-01-00-000Z.log';
+    const status = failed.status as { clusters: Array<{ status: Record<string, unknown> }> };
+    const doc = status.clusters[0];
+    if (doc)
+      doc.status['lastOperation'] = [
+        {
+          action: 'provision-cluster',
+          nodes: ['m1'],
+          startedAt: '2026-01-01T00:01:00.000Z',
+          endedAt: '2026-01-01T00:02:00.000Z',
+          result: 'failed',
+          step: 'installer',
+          code: 'INSTALLER_FAILED',
+          exitCode: 3,
+          log,
+        },
+      ];
+    failed.view?.plan?.clusters[0]?.actions.push({
+      kind: 'provision-cluster',
+      state: 'failed',
+      nodes: ['m1'],
+      reason: 'new cluster',
+      error: {
+        code: 'INSTALLER_FAILED',
+        message: `installer provision for cluster edge-1 exited 3 (log ${log}): fatal: no quorum`,
+        step: 'installer',
+        exitCode: 3,
+        log,
+      },
+    });
+    scheduler.trigger('webhook');
+    await reconcile.finish(failed);
+    model.poll();
+    const r = await get(`${url}/clusters/edge-1`);
+    assert.equal(r.status, 200);
+    assert.match(r.body, /<code>INSTALLER_FAILED<\/code\s*> at step installer, exit 3/);
+    assert.match(
+      r.body,
+      /<a href="\/api\/v1\/logs\/edge-1\/provision-2026-01-01T00-01-00-000Z\.log">log edge-1\//,
+    );
+    assert.match(r.body, /fatal: no quorum/);
+  });
+
   it('the inventory is paged and filtered on the server: 100 rows of 10 000 hosts', async () => {
     scheduler.trigger('webhook');
     await reconcile.finish(summary(10_000));

@@ -48,7 +48,25 @@ describe('redact: what may leave the state directory', () => {
       /token \*\*\* ok/,
     ],
     ['GitHub token', 'using ghp_0123456789abcdefghijABCDEFGHIJ012345 now', /using \*\*\* now/],
+    [
+      'docker login -p',
+      'docker login -u admin -p Hunter2 registry.example:5000',
+      /^docker login -u admin -p \*\*\* registry\.example:5000$/,
+    ],
+    [
+      'sshpass -p',
+      'sshpass -p Hunter2 ssh root@10.0.0.1',
+      /^sshpass -p \*\*\* ssh root@10\.0\.0\.1$/,
+    ],
+    ['sshpass -pX', 'sshpass -pHunter2 scp a b', /^sshpass -p\*\*\* scp a b$/],
+    ['mysql -pX', 'mysql -u root -pHunter2 keystone', /^mysql -u root -p\*\*\* keystone$/],
+    ['--password X', 'helm repo add --password Hunter2 x', /--password \*\*\* x$/],
+    ['--password=X', 'tool --password=Hunter2 --x', /--password=\*\*\* --x$/],
   ];
+  it('keeps a -p that is not a password: ssh -p 22, mysql -p (asks), ansible -p', () => {
+    for (const text of ['ssh -p 22 root@10.0.0.1', 'mysql -u root -p keystone', 'scp -p a b'])
+      assert.equal(redact(text), text);
+  });
   for (const [name, input, want] of cases) {
     it(`masks a ${name}`, () => {
       const out = redact(input);
