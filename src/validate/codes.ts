@@ -141,6 +141,12 @@ export const CODES = {
     summary: 'a MAC address is malformed',
     fix: 'write six hex pairs separated by ":" (e.g. 00:c5:16:05:61:b2)',
   },
+  UNUSABLE_MAC: {
+    severity: 'error',
+    summary:
+      "a node's mac-address is a multicast or broadcast address, or 00:00:00:00:00:00: it can never identify a host",
+    fix: "write the MAC of one of the host's NICs (the low bit of its first octet is clear)",
+  },
   INVALID_QUANTITY: {
     severity: 'error',
     summary: 'memory is not a valid Kubernetes quantity',
