@@ -16,6 +16,7 @@ import { DEFAULT_LIMITS, loadSite, locateProblems } from '../load/index.js';
 import type { IpSource } from '../observe/inventory/ip.js';
 import type { Flavour } from '../plan/hosts-ini.js';
 import { checkSitePath } from '../source/local-path.js';
+import { checkStateDir } from '../state/dir.js';
 import { StateLock } from '../state/lock.js';
 import { StalledError } from '../util/errors.js';
 import { hasErrors, sortProblems } from '../util/problem.js';
@@ -112,6 +113,9 @@ export async function runSteps(ctx: RunContext, upTo: StepName | 'report'): Prom
 }
 
 async function source(ctx: RunContext): Promise<void> {
+  // Before anything is read from the state or fetched into it (a repository's cache is there).
+  if (ctx.upTo !== 'source' && ctx.upTo !== 'load' && ctx.upTo !== 'validate')
+    await checkStateDir(ctx.operator.stateDir);
   if (ctx.site.kind === 'path') {
     await checkSitePath(ctx.site.path);
     ctx.siteDir = ctx.site.path;
