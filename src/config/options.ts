@@ -38,6 +38,17 @@ export interface OptionSpec<T> {
   pattern?: { re: RegExp; text: string };
   /** Further checks; returns why the value is not allowed. */
   check?: (value: T) => string | undefined;
+  /**
+   * The setting turns a safeguard on: an empty value is refused from the environment too
+   * (elsewhere an empty BPA_* variable means "not set"), since `BPA_PLAN_HASH=$APPROVED` with
+   * the variable unset would otherwise turn the safeguard off without a word.
+   */
+  guard?: boolean;
+  /**
+   * An empty value given as a flag means something (said in the description): `--approval-exempt
+   * ""` exempts nothing. Every other flag given an empty value is refused.
+   */
+  emptyAllowed?: boolean;
 }
 
 /** `:8080`, `127.0.0.1:8080`, `[::1]:0` → host and port; undefined when it is not one. */
@@ -416,6 +427,7 @@ export const OPTIONS = {
     default: false,
     kind: 'boolean',
     description: 'elect a leader with a coordination.k8s.io Lease, so only one replica applies',
+    guard: true,
   } as OptionSpec<boolean>,
   verifySignatures: {
     flag: '--verify-signatures',
@@ -424,6 +436,7 @@ export const OPTIONS = {
     kind: 'boolean',
     description:
       'apply only commits signed by a trusted key (OpenPGP: --trusted-keys, SSH: --allowed-signers); others are rejected',
+    guard: true,
   } as OptionSpec<boolean>,
   trustedKeys: {
     flag: '--trusted-keys <file>',
@@ -464,8 +477,9 @@ export const OPTIONS = {
     env: 'BPA_PLAN_HASH',
     default: '',
     kind: 'string',
-    pattern: { re: /^(?:[0-9a-f]{6,64})?$/, text: '6 to 64 lowercase hex digits of a plan hash' },
+    pattern: { re: /^[0-9a-f]{6,64}$/, text: '6 to 64 lowercase hex digits of a plan hash' },
     description: 'apply only if the current plan has this hash (or a prefix of it)',
+    guard: true,
   } as OptionSpec<string>,
   fromStatus: {
     flag: '--from-status',
@@ -482,6 +496,7 @@ export const OPTIONS = {
     kind: 'boolean',
     description:
       'apply a revision only when its commit carries the trailer Bpa-Approved-Plan: <hash> of the plan bpa computes for it (bpa plan -o markdown prints it); otherwise report Blocked',
+    guard: true,
   } as OptionSpec<boolean>,
   approvalExempt: {
     flag: '--approval-exempt <kinds>',
@@ -502,6 +517,7 @@ export const OPTIONS = {
     ],
     description:
       'with --require-approved-plan, the actions applied without an approved plan when a plan has only these (comma-separated; empty: none)',
+    emptyAllowed: true,
   } as OptionSpec<string[]>,
   ignoreWindows: {
     flag: '--ignore-windows',
@@ -526,6 +542,7 @@ export const OPTIONS = {
     kind: 'string',
     description:
       'file holding the token the status page asks for (login form or bearer token); without one the page is open on a loopback --listen and off on any other',
+    guard: true,
   } as OptionSpec<string>,
   uiInsecureNoToken: {
     flag: '--ui-insecure-no-token',
@@ -568,6 +585,7 @@ export const OPTIONS = {
     kind: 'string',
     description:
       'file holding the secret events are signed with (X-Bpa-Signature-256: sha256=HMAC of the body)',
+    guard: true,
   } as OptionSpec<string>,
   artifactsTokenFile: {
     flag: '--artifacts-token-file <file>',
@@ -593,6 +611,7 @@ export const OPTIONS = {
     kind: 'string',
     description:
       "OpenPGP secret key (no passphrase) that signs bpa's apt repository (InRelease, Release.gpg); nodes then use signed-by= instead of [trusted=yes]",
+    guard: true,
   } as OptionSpec<string>,
   artifactsUrl: {
     flag: '--artifacts-url <url>',
@@ -663,7 +682,9 @@ export function resolveConfig(
       source = 'site';
     }
     const fromEnv = env[spec.env];
-    if (fromEnv !== undefined && fromEnv !== '') {
+    // An empty variable is one left unset by a template or a shell: the default, unless the
+    // setting guards something (checkValue then refuses it).
+    if (fromEnv !== undefined && (fromEnv !== '' || spec.guard)) {
       value = checkValue(name, fromEnv, 'env');
       source = 'env';
     }
@@ -723,6 +744,19 @@ export function checkValue(name: OptionName, raw: unknown, source: SettingSource
       source,
     );
   };
+  // A flag given nothing is a variable that was meant to be set (`--plan-hash "$APPROVED"`),
+  // never a request for the default: the default is had by leaving the flag out.
+  if (
+    isEmpty(raw) &&
+    !spec.emptyAllowed &&
+    (source === 'flag' || (source === 'env' && spec.guard === true))
+  ) {
+    fail(
+      spec.guard
+        ? `is empty, which would turn this safeguard off: give a value, or leave the ${source === 'flag' ? 'flag out' : 'variable unset'} to go without it`
+        : 'is empty: give a value, or leave the flag out for the default',
+    );
+  }
   let value: unknown;
   switch (spec.kind) {
     case 'boolean':
@@ -790,6 +824,12 @@ export function checkValue(name: OptionName, raw: unknown, source: SettingSource
   const why = spec.check?.(value);
   if (why !== undefined) fail(`is not usable: ${why}`);
   return value;
+}
+
+/** An empty string, or a list of them: nothing given. */
+function isEmpty(raw: unknown): boolean {
+  if (typeof raw === 'string') return raw.trim() === '';
+  return Array.isArray(raw) && raw.every((x) => typeof x === 'string' && splitList(x).length === 0);
 }
 
 const splitList = (raw: string): string[] =>

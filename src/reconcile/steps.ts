@@ -12,14 +12,17 @@
  * stage when it runs: `bpa validate` never loads the planner, `bpa plan` never loads an
  * installer, and nothing loads SSH, git or the Kubernetes client unless it uses them.
  */
+import { resolve } from 'node:path';
 import { DEFAULT_LIMITS, loadSite, locateProblems } from '../load/index.js';
 import type { IpSource } from '../observe/inventory/ip.js';
 import type { Flavour } from '../plan/hosts-ini.js';
 import { checkSitePath } from '../source/local-path.js';
+import { checkStateDir } from '../state/dir.js';
 import { StateLock } from '../state/lock.js';
 import { StalledError } from '../util/errors.js';
 import { hasErrors, sortProblems } from '../util/problem.js';
 import { validateSite } from '../validate/index.js';
+import { checkSiteNotEmpty } from '../validate/empty-site.js';
 import { checkSiteTrust } from '../validate/trust.js';
 import type { RunContext } from './context.js';
 
@@ -112,6 +115,9 @@ export async function runSteps(ctx: RunContext, upTo: StepName | 'report'): Prom
 }
 
 async function source(ctx: RunContext): Promise<void> {
+  // Before anything is read from the state or fetched into it (a repository's cache is there).
+  if (ctx.upTo !== 'source' && ctx.upTo !== 'load' && ctx.upTo !== 'validate')
+    await checkStateDir(ctx.operator.stateDir);
   if (ctx.site.kind === 'path') {
     await checkSitePath(ctx.site.path);
     ctx.siteDir = ctx.site.path;
@@ -145,9 +151,18 @@ async function validate(ctx: RunContext): Promise<void> {
     allowSiteCommands: ctx.operator.allowSiteCommands === true,
     packageMirrors: ctx.operator.packageMirrors ?? [],
   });
+  const oneFile = ctx.site.kind === 'path' && resolve(ctx.site.path) !== loaded.root;
+  const empty = checkSiteNotEmpty(loaded, result.model, siteName(ctx), oneFile);
   ctx.model = result.model;
-  ctx.validation = sortProblems(locateProblems(loaded.files, [...result.problems, ...trust]));
+  ctx.validation = sortProblems(
+    locateProblems(loaded.files, [...result.problems, ...trust, ...empty]),
+  );
   ctx.problems = ctx.validation;
+}
+
+/** The site as the operator named it: the path given, or the repository, ref and path. */
+function siteName(ctx: RunContext): string {
+  return ctx.site.kind === 'path' ? resolve(ctx.site.path) : ctx.site.source.describe();
 }
 
 async function observe(ctx: RunContext): Promise<void> {

@@ -4,6 +4,7 @@ import { watch } from 'chokidar';
 import { NOTIFY_URL, parseListen, type ConfigFor } from '../config/options.js';
 import { sourceFor } from '../reconcile/from-config.js';
 import { Reconciler } from '../reconcile/reconciler.js';
+import { checkStateDir } from '../state/dir.js';
 import { StalledError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { parseDuration } from '../util/duration.js';
@@ -42,6 +43,7 @@ export interface RunningServer {
 export async function serve(opts: ServeOptions): Promise<RunningServer> {
   const cfg = opts.configFor(undefined);
   const log = opts.log;
+  await checkStateDir(cfg.stateDir);
   const source = await sourceFor(cfg, opts.env, opts.watchDir);
   // The status page's live feed: every installer line, already redacted by the reconciler.
   const live = new LiveBus();

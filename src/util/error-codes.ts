@@ -263,6 +263,13 @@ export const RUNTIME_CODES = {
   },
 
   // --- state directory
+  STATE_DIR_INVALID: {
+    retry: 'stalled',
+    area: state,
+    summary:
+      'the state directory (--state, BPA_STATE_DIR) is not a directory: a file, a device such as /dev/null, or a path through a file',
+    fix: 'give --state a directory, or a path where bpa can create one',
+  },
   STATE_LOCKED: {
     retry: 'waiting',
     area: state,

@@ -25,6 +25,15 @@ export function isNullMac(mac: string): boolean {
 }
 
 /**
+ * Whether a normalized MAC is a group (multicast or broadcast) address: the low bit of its
+ * first octet is set (01:00:5e:…, 33:33:…, ff:ff:ff:ff:ff:ff). A NIC never carries one as its
+ * own address, so it names no host.
+ */
+export function isGroupMac(mac: string): boolean {
+  return (parseInt(mac.slice(0, 2), 16) & 1) === 1;
+}
+
+/**
  * `aa:bb:cc:dd:ee:ff` in lowercase hex. One regular expression: its compiled matcher reads a
  * MAC that is a slice of a file's text faster than a loop over its characters does, before
  * the loop is optimized and after (75,000 MACs: 9 against 13 ms cold, 2.4 against 6.4 warm).

@@ -73,6 +73,18 @@ export const CODES = {
     fix: 'flatten the structure',
   },
 
+  SITE_EMPTY: {
+    severity: 'error',
+    summary:
+      'the site holds no YAML documents (only status/, ignored files, or nothing): a wrong path, or an emptied repository',
+    fix: 'check the site path (bpa validate PATH, --path); nothing is planned or applied for an empty site',
+  },
+  SITE_NO_CLUSTERS: {
+    severity: 'error',
+    summary: 'the site has documents but no cluster and no Site document',
+    fix: 'check the site path; a site meant to have no cluster says so with a Site document',
+  },
+
   // Document shape (JSON Schema)
   NOT_A_MAPPING: {
     severity: 'error',
@@ -140,6 +152,12 @@ export const CODES = {
     severity: 'error',
     summary: 'a MAC address is malformed',
     fix: 'write six hex pairs separated by ":" (e.g. 00:c5:16:05:61:b2)',
+  },
+  UNUSABLE_MAC: {
+    severity: 'error',
+    summary:
+      "a node's mac-address is a multicast or broadcast address, or 00:00:00:00:00:00: it can never identify a host",
+    fix: "write the MAC of one of the host's NICs (the low bit of its first octet is clear)",
   },
   INVALID_QUANTITY: {
     severity: 'error',

@@ -1,4 +1,4 @@
-import { normalizeMac } from '../util/mac.js';
+import { isGroupMac, isNullMac, normalizeMac } from '../util/mac.js';
 import { error, pointer, warning, type Problem } from '../util/problem.js';
 import { quantityToUnits } from '../util/quantity.js';
 import { RESERVED_NODE_NAMES } from '../util/reserved-names.js';
@@ -77,6 +77,15 @@ export function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
       }
       if (role === 'master') masters++;
       const fields = nodeFields((entry[name] ?? {}) as Record<string, unknown>);
+      if (fields.mac !== undefined && (isGroupMac(fields.mac) || isNullMac(fields.mac))) {
+        problems.push(
+          error(
+            'UNUSABLE_MAC',
+            `node "${name}": mac-address ${fields.mac} can never identify a host: ${isNullMac(fields.mac) ? 'it is the all-zero MAC, which metal3 gives a NIC it could not identify' : 'it is a multicast or broadcast (group) address'}; write the MAC of one of the host's NICs`,
+            at(prov, `${ptr}/mac-address`),
+          ),
+        );
+      }
       const existing = nodes.get(name);
       if (!existing) {
         nodes.set(name, { name, roles: [role], pointer: ptr, ...fields });

@@ -151,6 +151,39 @@ describe('exit codes: 2 means changes, every error 1, a wrong command line 64', 
     assert.match(r.stderr, /applied\.json: not a valid applied-state file.*move it away/);
   });
 
+  it('a state path that is not a directory: 1, STATE_DIR_INVALID, for every command that takes --state', async () => {
+    const file = join(tmp, 'state-file');
+    await writeFile(file, 'not a directory\n');
+    const commands: Array<[string, string[]]> = [
+      ['plan', ['plan', EXAMPLE]],
+      ['diff', ['diff', EXAMPLE, EXAMPLE]],
+      ['apply', ['apply', EXAMPLE]],
+      ['reconcile', ['reconcile', '--once', EXAMPLE]],
+      // Refused before the repository is fetched into the state directory's cache.
+      ['reconcile', ['reconcile', '--once', '--repo', 'http://127.0.0.1:1/site.git']],
+      ['serve', ['serve', '--watch', EXAMPLE, '--listen', '127.0.0.1:0']],
+    ];
+    for (const [command, args] of commands) {
+      for (const [state, why] of [
+        ['/dev/null', /the state directory \/dev\/null is not a directory but a device/],
+        [file, /is not a directory but a file/],
+        [join(file, 'sub'), /cannot be created: a part of its path is not a directory/],
+      ] as const) {
+        const r = await bpa([...args, '--state', state]);
+        assert.equal(r.code, 1, `${args.join(' ')} --state ${state}: ${r.stdout}${r.stderr}`);
+        const last = r.stderr.trim().split('\n').pop() ?? '';
+        assert.match(last, new RegExp(`^bpa ${command}: STATE_DIR_INVALID: `), r.stderr);
+        assert.match(last, why);
+        assert.match(last, /give --state \(BPA_STATE_DIR\) a directory/);
+        assert.doesNotMatch(r.stderr, /INTERNAL_ERROR|this is a bug/);
+      }
+    }
+    // BPA_STATE_DIR is the same setting.
+    const fromEnv = await bpa(['plan', EXAMPLE], { BPA_STATE_DIR: '/dev/null' });
+    assert.equal(fromEnv.code, 1);
+    assertOneLine(fromEnv, 'plan', 'STATE_DIR_INVALID');
+  });
+
   it('a bad setting: CONFIG_INVALID naming the setting, its source and the allowed values', async () => {
     const flag = await bpa(['plan', EXAMPLE, '--flavour', 'KUD']);
     assert.equal(flag.code, 64, 'a bad flag value is a wrong command line');

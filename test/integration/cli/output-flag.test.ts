@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,11 @@ describe('-o on reconcile and serve', function () {
     await cp(join(ROOT, 'sites', 'example', 'inventory'), join(site, 'inventory'), {
       recursive: true,
     });
+    // Hosts and no cluster: a site only with a Site document (else SITE_NO_CLUSTERS).
+    await writeFile(
+      join(site, 'site.yaml'),
+      'apiVersion: bpa.akraino.org/v1alpha1\nkind: Site\nmetadata: {name: s}\nspec: {}\n',
+    );
     const r = await runCli(['reconcile', '--once', '-o', 'json', '--state', join(tmp, 's'), site]);
     assert.equal(r.code, 0, r.stderr);
     const doc = JSON.parse(r.stdout) as { changes: boolean; problems: unknown[]; hash: string };

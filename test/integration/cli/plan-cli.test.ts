@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,12 +12,13 @@ const BPA = join(ROOT, 'bin', 'bpa');
 function bpa(
   args: string[],
   cwd = ROOT,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       BPA,
       args,
-      { cwd, timeout: 30_000, env: { ...process.env, BPA_STATE_DIR: '' } },
+      { cwd, timeout: 30_000, env: { ...process.env, BPA_STATE_DIR: '', ...env } },
       (err, stdout, stderr) => {
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
       },
@@ -253,5 +254,25 @@ describe('bpa plan --inventory DIR and bpa apply --plan-hash', function () {
       'utf8',
     ).catch(() => undefined);
     assert.equal(journal, undefined, 'no step was started');
+  });
+
+  it('apply refuses an empty plan hash (an unset $APPROVED), flag or variable, before anything runs', async () => {
+    const state = join(tmp, 's3');
+    const flag = await bpa(['apply', 'sites/example', '--state', state, '--plan-hash', '']);
+    assert.equal(flag.code, 64, flag.stdout + flag.stderr);
+    assert.match(
+      flag.stderr,
+      /CONFIG_INVALID: setting planHash: "" from the flag --plan-hash is empty, which would turn this safeguard off/,
+    );
+    const fromEnv = await bpa(['apply', 'sites/example', '--state', state], ROOT, {
+      BPA_PLAN_HASH: '',
+    });
+    assert.equal(fromEnv.code, 1, fromEnv.stdout + fromEnv.stderr);
+    assert.match(
+      fromEnv.stderr,
+      /CONFIG_INVALID: setting planHash: "" from the environment variable BPA_PLAN_HASH is empty/,
+    );
+    assert.equal(flag.stdout + fromEnv.stdout, '', 'no plan was made');
+    await assert.rejects(stat(state), /ENOENT/, 'the state directory was not even created');
   });
 });

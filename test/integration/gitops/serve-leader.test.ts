@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeKube, type FakeKube } from '../../fakes/kube-api-server.js';
@@ -56,6 +56,11 @@ describe('bpa serve --leader-elect', function () {
     await cp(join(ROOT, 'sites', 'example', 'inventory'), join(site, 'inventory'), {
       recursive: true,
     });
+    // Hosts and no cluster yet: a site says so with a Site document (else SITE_NO_CLUSTERS).
+    await writeFile(
+      join(site, 'site.yaml'),
+      'apiVersion: bpa.akraino.org/v1alpha1\nkind: Site\nmetadata: {name: s}\nspec: {}\n',
+    );
     const child = spawnBpa([
       'serve',
       '--watch',

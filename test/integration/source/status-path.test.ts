@@ -128,6 +128,11 @@ describe('a status file in the site', function () {
       const site = join(tmp, 'site');
       await mkdir(site);
       await writeFile(join(site, 'status'), 'mine\n');
+      // A site of its own (an empty one is SITE_EMPTY).
+      await writeFile(
+        join(site, 'site.yaml'),
+        'apiVersion: bpa.akraino.org/v1alpha1\nkind: Site\nmetadata: {name: s}\nspec: {}\n',
+      );
       const r = await runCli(['validate', site]);
       assert.equal(r.code, 0, r.stdout);
       assert.match(

@@ -118,6 +118,37 @@ describe('settings: one check for every source', () => {
     rejects('installerCommand', 'flag', 'installer\nrm -rf /');
   });
 
+  it('a flag given an empty value is refused (an unset shell variable), the default is had by leaving it out', () => {
+    for (const name of ALL) {
+      const spec = OPTIONS[name] as OptionSpec<unknown>;
+      if (spec.kind === 'boolean') continue; // a switch: commander never gives it a value
+      if (spec.emptyAllowed) {
+        assert.deepEqual(resolveFrom(name, 'flag', ''), []);
+        continue;
+      }
+      const raw = spec.flag.includes('...') ? [''] : '';
+      assert.match(rejects(name, 'flag', raw).message, /is empty/, name);
+    }
+    assert.match(
+      rejects('planHash', 'flag', '').message,
+      /"" from the flag --plan-hash is empty, which would turn this safeguard off/,
+    );
+    assert.match(rejects('stateDir', 'flag', '').message, /leave the flag out for the default/);
+  });
+
+  it('an empty variable is the default, except for a setting that turns a safeguard on', () => {
+    const guards = ALL.filter((n) => (OPTIONS[n] as OptionSpec<unknown>).guard);
+    assert.ok(guards.includes('planHash') && guards.includes('aptSigningKey'), guards.join());
+    for (const name of guards) {
+      assert.match(
+        rejects(name, 'env', '').message,
+        /is empty, which would turn this safeguard off/,
+      );
+    }
+    for (const name of ALL.filter((n) => !guards.includes(n)))
+      assert.deepEqual(resolveFrom(name, 'env', ''), OPTIONS[name].default, name);
+  });
+
   it('every setting has its own environment variable, and --log-level has one', () => {
     const envs = ALL.map((n) => OPTIONS[n].env);
     assert.equal(new Set(envs).size, envs.length);

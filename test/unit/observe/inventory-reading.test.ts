@@ -49,6 +49,12 @@ interface Read {
   problems: Array<Pick<Problem, 'code' | 'severity' | 'file' | 'line' | 'message'>>;
 }
 
+const SITE_DOCUMENT = `apiVersion: bpa.akraino.org/v1alpha1
+kind: Site
+metadata: {name: lab}
+spec: {}
+`;
+
 /**
  * Reads files as bpa reads an inventory: as the site (`bpa validate`, then the embedded
  * inventory) or as `--inventory DIR` (the observe stage).
@@ -57,7 +63,9 @@ async function readInventory(
   files: Record<string, string>,
   as: 'site' | 'directory',
 ): Promise<Read> {
-  const dir = await writeSite(files);
+  // As the site, the hosts come with a Site document: a directory of hosts alone is no site
+  // (SITE_NO_CLUSTERS, a wrong --path).
+  const dir = await writeSite(as === 'site' ? { ...files, 'bpa-site.yaml': SITE_DOCUMENT } : files);
   const state = await mkdtemp(join(tmpdir(), 'bpa-state-'));
   try {
     const rel = (p: Problem): Read['problems'][number] => ({

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalInstaller } from '../../../src/apply/installer/port.js';
 import { pino } from 'pino';
+import { parse } from 'yaml';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
 import type { SiteStatusDoc } from '../../../src/report/status.js';
 import { readLogTail } from '../../../src/state/logs.js';
@@ -135,6 +136,38 @@ describe('reconciler over in-memory ports', () => {
     const after = source.clusterReport('east');
     assert.equal(after?.status.phase, 'Ready');
     assert.deepEqual(after?.status.notes ?? [], []);
+  });
+
+  it('an emptied site (a wrong --path, a commit that removed everything) is rejected, Stalled, and nothing is removed, even with pruning allowed', async () => {
+    const pruning = (): Reconciler =>
+      reconciler({ configFor: configWith({ stateDir, prune: true }) });
+    const first = await pruning().reconcile('startup');
+    assert.equal(first.result, 'applied', JSON.stringify(first.error));
+    const runs = ports.installer.runs.length;
+    const packages = [...nodes.packagesOf(hostIp(0))];
+    // Only status/ is left, as after a commit that deleted the site's files.
+    await rm(siteDir, { recursive: true, force: true });
+    await mkdir(join(siteDir, 'status'), { recursive: true });
+    await writeFile(
+      join(siteDir, 'status', 'east.yaml'),
+      source.reports.get('status/east.yaml') ?? '',
+    );
+    const second = await pruning().reconcile('webhook');
+    assert.equal(second.result, 'rejected', JSON.stringify(second.error));
+    assert.equal(ports.installer.runs.length, runs, 'no installer ran (no remove-nodes)');
+    assert.deepEqual([...nodes.packagesOf(hostIp(0))], packages, 'no package was removed');
+    const site = source.reports.get('status/site.yaml') ?? '';
+    assert.match(site, /SITE_EMPTY/);
+    assert.match(site, new RegExp(`the site fake:${siteDir} holds no YAML documents`));
+    const status = (
+      parse(site) as {
+        status: { phase: string; conditions: Array<{ type: string; status: string }> };
+      }
+    ).status;
+    assert.equal(status.phase, 'Rejected');
+    assert.equal(status.conditions.find((c) => c.type === 'Stalled')?.status, 'True');
+    // The cluster keeps its last report: the revision was not applied.
+    assert.equal(source.clusterReport('east')?.status.phase, 'Ready');
   });
 
   it('one "bpa:" in a status commit subject', async () => {

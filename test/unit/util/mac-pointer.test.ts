@@ -1,6 +1,30 @@
 import assert from 'node:assert/strict';
-import { isCanonical, isNullMac, normalizeMac, NULL_MAC } from '../../../src/util/mac.js';
+import {
+  isCanonical,
+  isGroupMac,
+  isNullMac,
+  normalizeMac,
+  NULL_MAC,
+} from '../../../src/util/mac.js';
 import { parsePointer, pointer } from '../../../src/util/problem.js';
+
+describe('isGroupMac', () => {
+  it('is true exactly when the low bit of the first octet is set', () => {
+    for (const mac of [
+      '01:00:5e:00:00:01',
+      '33:33:00:00:00:01',
+      'ff:ff:ff:ff:ff:ff',
+      '03:c5:16:05:61:b2',
+    ])
+      assert.equal(isGroupMac(mac), true, mac);
+    for (const mac of ['00:c5:16:05:61:b2', '52:54:00:ab:cd:ef', '02:00:00:00:00:01', NULL_MAC])
+      assert.equal(isGroupMac(mac), false, mac);
+    for (let octet = 0; octet < 256; octet++) {
+      const mac = `${octet.toString(16).padStart(2, '0')}:00:00:00:00:01`;
+      assert.equal(isGroupMac(mac), octet % 2 === 1, mac);
+    }
+  });
+});
 
 describe('normalizeMac and isCanonical', () => {
   it('returns a canonical MAC as it is, the same string', () => {

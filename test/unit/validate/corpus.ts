@@ -299,6 +299,26 @@ export const INVALID_CASES: Case[] = [
     expect: [{ code: 'INVALID_MAC', file: P, line: 11 }],
   },
   {
+    name: 'mac multicast (IPv4 multicast)',
+    files: edit(P, '00:c5:16:05:61:b2', '01:00:5e:00:00:01'),
+    expect: [{ code: 'UNUSABLE_MAC', file: P, line: 11 }],
+  },
+  {
+    name: 'mac multicast (low bit of the first octet, dash-separated, upper case)',
+    files: edit(P, '00:c5:16:05:61:b2', '03-C5-16-05-61-B2'),
+    expect: [{ code: 'UNUSABLE_MAC', file: P, line: 11 }],
+  },
+  {
+    name: 'mac broadcast',
+    files: edit(P, '00:c5:16:05:61:b2', 'ff:ff:ff:ff:ff:ff'),
+    expect: [{ code: 'UNUSABLE_MAC', file: P, line: 11 }],
+  },
+  {
+    name: 'mac all zero',
+    files: edit(P, '00:c5:16:05:61:b2', '00:00:00:00:00:00'),
+    expect: [{ code: 'UNUSABLE_MAC', file: P, line: 11 }],
+  },
+  {
     name: 'plugin uppercase',
     files: edit(P, '    - emco', '    - Emco'),
     expect: [{ code: 'INVALID_PLUGIN_NAME', file: P, line: 19 }],
