@@ -9,7 +9,6 @@ import { parse } from 'yaml';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
 import type { SiteStatusDoc } from '../../../src/report/status.js';
 import { readLogTail } from '../../../src/state/logs.js';
-import { parse } from 'yaml';
 import { StateLock } from '../../../src/state/lock.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { FakeNodes, fakePorts } from '../../fakes/ports.js';
