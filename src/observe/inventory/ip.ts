@@ -44,10 +44,7 @@ const NEVER: ReadonlyArray<readonly [string, Ranges]> = [
   ['IPv4 link-local (no DHCP answer): not reachable from bpa', ranges(['169.254.0.0', 16, 'ipv4'])],
 ];
 
-/**
- * Built on first use, not when the module loads: a BlockList holds a native handle, which
- * the CLI's start-up snapshot (scripts/bundle.mjs) cannot keep.
- */
+/** Built on first use, not when the module loads. */
 function ranges(...subnets: Array<[string, number, 'ipv4' | 'ipv6']>): Ranges {
   let list: BlockList | undefined;
   return {

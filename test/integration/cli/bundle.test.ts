@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,5 +103,21 @@ describe('the bundled CLI (dist/bundle) behaves as the modules it is built from'
     const bundled = new Set(ours((await bpa(['validate', 'site'], dir, true)).modules));
     const modules = new Set(ours((await bpa(['validate', 'site'], dir, false)).modules));
     assert.ok(bundled.size * 3 < modules.size, `${bundled.size} files against ${modules.size}`);
+  });
+
+  it('says what to run when nothing was built, instead of a stack trace', async () => {
+    const bin = join(dir, 'unbuilt', 'bin');
+    await mkdir(bin, { recursive: true });
+    await cp(BPA, join(bin, 'bpa'));
+    const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(process.execPath, [join(bin, 'bpa'), '--version'], (err, _out, stderr) =>
+        resolve({ code: err && typeof err.code === 'number' ? err.code : 0, stderr }),
+      );
+    });
+    assert.equal(r.code, 2);
+    assert.match(
+      r.stderr,
+      /^bpa: \S+dist\/cli\/main\.js is missing; run "npm ci" or "npm run build" first\n$/,
+    );
   });
 });
