@@ -156,8 +156,14 @@ function bmh(h: number, p: { cpu: number; ram: number; sriov: boolean }): Value 
     },
     status: {
       operationalStatus: 'OK',
+      errorMessage: '',
+      errorCount: 0,
+      provisioningFailCount: 0,
       poweredOn: true,
-      provisioning: { state: 'provisioned' },
+      provisioning: {
+        ID: `6f1e0c2a-3b4d-4e5f-8a9b-${String(h).padStart(12, '0')}`,
+        state: 'provisioned',
+      },
       hardware: {
         cpu: { arch: 'x86_64', model: 'Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz', count: p.cpu },
         ramMebibytes: p.ram,

@@ -801,7 +801,7 @@ export const RUNTIME_CODES = {
     retry: 'stalled',
     area: rec,
     summary:
-      "a node could not be cordoned or drained before its change (a PodDisruptionBudget that allowed no eviction until the drain timeout, a pod that cannot be evicted, an API error); the node stays cordoned and the cluster's rollout halts",
+      "a node could not be cordoned or drained before its change (a PodDisruptionBudget that allowed no eviction until the drain timeout, a pod that cannot be evicted, an API server with no Eviction API bpa can use, an API error); the node stays cordoned and the cluster's rollout halts",
     fix: 'look at the pods named (kubectl get pdb -A); once they can move, reconcile again: the rollout resumes at that node',
   },
   NODE_NOT_READY: {

@@ -82,6 +82,15 @@ export interface FakeKubeOptions {
    * then lifting its finalizer), as the real one does shortly after the DELETE (default 0).
    */
   gcDelayMs?: number;
+  /**
+   * Which policy group version the server serves, as its Kubernetes version does: 'v1'
+   * (default; 1.22 and newer), 'v1beta1' (1.20 and older: PodDisruptionBudget and the Eviction
+   * of `pods/eviction` are policy/v1beta1 only, and a policy/v1 Eviction is refused as
+   * kube-apiserver's decoder refuses a kind its scheme does not know), or 'none' (a server
+   * without the Eviction API: no policy group, no `pods/eviction`). Discovery and /version
+   * follow it.
+   */
+  policyVersion?: 'v1' | 'v1beta1' | 'none';
 }
 
 export interface RecordedRequest {
@@ -304,6 +313,14 @@ class StatusError extends Error {
   }
 }
 
+/**
+ * kube-apiserver's answer to a path nothing serves (an unknown group/version, resource or
+ * subresource): a NotFound naming nothing, so its details are empty rather than absent.
+ */
+function noSuchPath(): StatusError {
+  return new StatusError(404, 'the server could not find the requested resource', 'NotFound', {});
+}
+
 interface StoredEvent {
   rv: number;
   type: WatchEventType;
@@ -354,7 +371,12 @@ class FakeKubeServer implements FakeKube {
   constructor(private readonly opts: FakeKubeOptions) {
     this.token = opts.token ?? `bpa-fake-${randomBytes(8).toString('hex')}`;
     this.latencyMs = opts.latencyMs ?? 0;
-    this.types = [...DEFAULT_RESOURCES, ...(opts.resources ?? [])];
+    const policy = opts.policyVersion ?? 'v1';
+    const builtins = DEFAULT_RESOURCES.flatMap((t) => {
+      if (t.group !== 'policy' || policy === 'v1') return [t];
+      return policy === 'none' ? [] : [{ ...t, version: policy }];
+    });
+    this.types = [...builtins, ...(opts.resources ?? [])];
   }
 
   async start(): Promise<void> {
@@ -943,10 +965,11 @@ class FakeKubeServer implements FakeKube {
     const query = Object.fromEntries(url.searchParams);
     const [first] = seg;
     if (first === 'version' && seg.length === 1) {
+      const minor = this.policyVersion() === 'v1' ? '31' : '20';
       return sendJson(res, 200, {
         major: '1',
-        minor: '31',
-        gitVersion: 'v1.31.0-bpa-fake',
+        minor,
+        gitVersion: `v1.${minor}.0-bpa-fake`,
         platform: 'linux/amd64',
       });
     }
@@ -968,13 +991,13 @@ class FakeKubeServer implements FakeKube {
       group = seg[1] ?? '';
       if (seg.length === 2) {
         const g = this.apiGroupList().groups.find((x) => x.name === group);
-        if (!g) throw new StatusError(404, 'the server could not find the requested resource');
+        if (!g) throw noSuchPath();
         return sendJson(res, 200, { kind: 'APIGroup', apiVersion: 'v1', ...g });
       }
       version = seg[2];
       rest = seg.slice(3);
     } else {
-      throw new StatusError(404, 'the server could not find the requested resource');
+      throw noSuchPath();
     }
     if (rest.length === 0) return sendJson(res, 200, this.resourceList(group, version ?? ''));
 
@@ -996,7 +1019,7 @@ class FakeKubeServer implements FakeKube {
     const [plural, name, sub, ...extra] = parts;
     const rt = this.lookup(group, version, plural);
     if (!rt || extra.length > 0 || (rt.namespaced && ns === undefined && name !== undefined)) {
-      throw new StatusError(404, 'the server could not find the requested resource');
+      throw noSuchPath();
     }
 
     if (name === undefined) {
@@ -1052,11 +1075,11 @@ class FakeKubeServer implements FakeKube {
     if (sub === 'log' && rt.group === '' && rt.plural === 'pods' && method === 'GET') {
       return this.sendLog(res, rt, ns, name, query);
     }
-    if (sub === 'eviction' && rt.group === '' && rt.plural === 'pods') {
+    if (sub === 'eviction' && rt.group === '' && rt.plural === 'pods' && this.evictionVersion()) {
       if (method !== 'POST') throw methodNotAllowed(method);
       return sendJson(res, 201, this.evict(rt, ns as string, name, body));
     }
-    throw new StatusError(404, 'the server could not find the requested resource');
+    throw noSuchPath();
   }
 
   /**
@@ -1068,15 +1091,24 @@ class FakeKubeServer implements FakeKube {
    * with the Eviction's DeleteOptions. A pod already terminating is deleted without a check.
    */
   private evict(podType: ResourceType, ns: string, name: string, body: unknown): unknown {
-    const pod = this.read(podType, ns, name);
     if (!isRecord(body) || body.kind !== 'Eviction')
       throw new StatusError(400, 'the body of an eviction must be a policy/v1 Eviction');
+    // A server from before policy/v1 decodes the body with a scheme that has no policy/v1
+    // kinds: the create handler turns the decoder's not-registered error into this 400.
+    // Newer servers still decode a policy/v1beta1 Eviction, so only the old side refuses.
+    if (this.policyVersion() === 'v1beta1' && body.apiVersion === 'policy/v1') {
+      throw new StatusError(
+        400,
+        'Eviction in version "v1" cannot be handled as a Eviction: no kind "Eviction" is registered for version "policy/v1" in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"',
+      );
+    }
     const meta = isRecord(body.metadata) ? body.metadata : {};
     if (meta.name !== undefined && meta.name !== name)
       throw new StatusError(400, `name in URL does not match name in Eviction object`);
+    const pod = this.read(podType, ns, name);
     const deleteOpts = isRecord(body.deleteOptions) ? body.deleteOptions : undefined;
     if (!pod.metadata.deletionTimestamp) {
-      const pdbType = this.typeFor('policy/v1', 'PodDisruptionBudget');
+      const pdbType = this.typeFor(`policy/${this.evictionVersion()}`, 'PodDisruptionBudget');
       const labels = pod.metadata.labels ?? {};
       const pdbs = this.sorted(pdbType, ns).filter((pdb) => {
         const sel = (pdb.spec as { selector?: { matchLabels?: Record<string, string> } })?.selector;
@@ -1268,6 +1300,16 @@ class FakeKubeServer implements FakeKube {
 
   // --- discovery -------------------------------------------------------------------------------
 
+  private policyVersion(): 'v1' | 'v1beta1' | 'none' {
+    return this.opts.policyVersion ?? 'v1';
+  }
+
+  /** The version of the Eviction kind `pods/eviction` takes, or undefined when not served. */
+  private evictionVersion(): 'v1' | 'v1beta1' | undefined {
+    const v = this.policyVersion();
+    return v === 'none' ? undefined : v;
+  }
+
   private apiVersions(): Record<string, unknown> {
     return {
       kind: 'APIVersions',
@@ -1302,8 +1344,7 @@ class FakeKubeServer implements FakeKube {
 
   private resourceList(group: string, version: string): Record<string, unknown> {
     const types = this.types.filter((t) => t.group === group && t.version === version);
-    if (types.length === 0)
-      throw new StatusError(404, 'the server could not find the requested resource');
+    if (types.length === 0) throw noSuchPath();
     const verbs = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
     const resources: Array<Record<string, unknown>> = [];
     for (const t of types) {
@@ -1316,8 +1357,22 @@ class FakeKubeServer implements FakeKube {
           singularName: '',
           verbs: ['get', 'patch', 'update'],
         });
-      if (t.group === '' && t.plural === 'pods')
+      if (t.group === '' && t.plural === 'pods') {
         resources.push({ name: 'pods/log', ...base, singularName: '', verbs: ['get'] });
+        // As since Kubernetes 1.8: the subresource names the group/version of the kind it
+        // takes, which is how a client (kubectl drain) picks the Eviction version to send.
+        const evictionVersion = this.evictionVersion();
+        if (evictionVersion)
+          resources.push({
+            name: 'pods/eviction',
+            singularName: '',
+            namespaced: true,
+            group: 'policy',
+            version: evictionVersion,
+            kind: 'Eviction',
+            verbs: ['create'],
+          });
+      }
     }
     return {
       kind: 'APIResourceList',

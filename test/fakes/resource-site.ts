@@ -34,7 +34,11 @@ spec:
 status:
   poweredOn: ${i === 2 ? 'false' : 'true'}
   operationalStatus: OK
+  errorMessage: ""
+  errorCount: 0
+  provisioningFailCount: 0
   provisioning:
+    ID: 6f1e0c2a-3b4d-4e5f-8a9b-${String(i + 1).padStart(12, '0')}
     state: provisioned
   hardware:
     cpu:

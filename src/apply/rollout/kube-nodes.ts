@@ -1,9 +1,11 @@
-import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1APIResourceList, type V1Pod } from '@kubernetes/client-node';
 import { explainApiError, httpStatus, serverMessage } from '../../kube/api.js';
 import { BpaError, StalledError, TransientError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import type { RolloutSettings } from '../../validate/model.js';
 import type { NodeOpsPort } from '../ports.js';
+
+type EvictionApiVersion = 'policy/v1' | 'policy/v1beta1';
 
 export interface KubeNodeOpsOptions {
   /** The application cluster's kubeconfig (admin.conf bpa stored after provisioning). */
@@ -22,6 +24,8 @@ export interface KubeNodeOpsOptions {
  */
 export class KubeNodeOps implements NodeOpsPort {
   private readonly clients = new Map<string, CoreV1Api>();
+  /** The Eviction apiVersion each cluster's `pods/eviction` takes, discovered once. */
+  private readonly evictionVersions = new Map<string, EvictionApiVersion>();
 
   constructor(private readonly opts: KubeNodeOpsOptions) {}
 
@@ -41,6 +45,7 @@ export class KubeNodeOps implements NodeOpsPort {
   ): Promise<void> {
     const api = await this.api(cluster);
     const deadline = Date.now() + opts.timeoutMs;
+    const evictionVersion = await this.evictionVersion(api, cluster, node);
     const pods = await this.podsOn(api, cluster, node);
     const evict: V1Pod[] = [];
     const blocking: string[] = [];
@@ -77,7 +82,7 @@ export class KubeNodeOps implements NodeOpsPort {
             name,
             namespace,
             body: {
-              apiVersion: 'policy/v1',
+              apiVersion: evictionVersion,
               kind: 'Eviction',
               metadata: { name, namespace },
               ...(opts.gracePeriodSeconds !== undefined
@@ -95,6 +100,9 @@ export class KubeNodeOps implements NodeOpsPort {
             // A PodDisruptionBudget allows no disruption now: retried until the timeout.
             refused = `${id}: ${serverMessage(err) ?? 'refused by its PodDisruptionBudget'}`;
           } else {
+            // A cluster upgraded since the discovery may take another version: read it again
+            // on the next drain rather than repeat a refused one.
+            if (status === 400) this.evictionVersions.delete(cluster);
             throw explainApiError(
               err,
               'DRAIN_FAILED',
@@ -191,6 +199,50 @@ export class KubeNodeOps implements NodeOpsPort {
         'list on pods',
       );
     }
+  }
+
+  /**
+   * The Eviction version the cluster's API server takes, from its /api/v1 resource list, where
+   * `pods/eviction` names the group/version of its kind (as `kubectl drain` picks it): policy/v1
+   * from Kubernetes 1.22, policy/v1beta1 before, whose servers refuse a policy/v1 body with
+   * 400. Read once per cluster connection, as the client is: only an upgrade of the cluster
+   * changes it, and an eviction the server rejects forgets it (see drain).
+   */
+  private async evictionVersion(
+    api: CoreV1Api,
+    cluster: string,
+    node: string,
+  ): Promise<EvictionApiVersion> {
+    const known = this.evictionVersions.get(cluster);
+    if (known) return known;
+    let list: V1APIResourceList;
+    try {
+      list = await api.getAPIResources();
+    } catch (err: unknown) {
+      throw explainApiError(
+        err,
+        'DRAIN_FAILED',
+        `node ${node}: reading which Eviction API cluster ${cluster} serves (GET /api/v1)`,
+        'get on the /api/v1 discovery document',
+      );
+    }
+    const sub = list.resources.find((r) => r.name === 'pods/eviction' && r.kind === 'Eviction');
+    let version: EvictionApiVersion | undefined;
+    // Servers before 1.8 list the subresource without its group/version; policy/v1beta1 is the
+    // only Eviction they have.
+    if (sub && !sub.group && !sub.version) version = 'policy/v1beta1';
+    else if (sub?.group === 'policy' && (sub.version === 'v1' || sub.version === 'v1beta1'))
+      version = `policy/${sub.version}`;
+    if (!version) {
+      const listed = sub ? `; it lists pods/eviction as ${sub.group}/${sub.version}` : '';
+      throw new StalledError(
+        'DRAIN_FAILED',
+        `node ${node}: cluster ${cluster} serves no Eviction API bpa can use (pods/eviction taking policy/v1 or policy/v1beta1${listed}), so its nodes cannot be drained; use a Kubernetes version bpa supports (1.20 or newer) or turn off rollout.drain`,
+      );
+    }
+    this.evictionVersions.set(cluster, version);
+    this.opts.log.debug({ cluster, apiVersion: version }, 'eviction API discovered');
+    return version;
   }
 
   private async api(cluster: string): Promise<CoreV1Api> {

@@ -1037,3 +1037,133 @@ describe('fake kube: pods/eviction and PodDisruptionBudgets', () => {
     );
   });
 });
+
+describe('fake kube: the Eviction API by Kubernetes version (policyVersion)', () => {
+  let kube: FakeKube | undefined;
+  afterEach(async () => {
+    await kube?.stop();
+    kube = undefined;
+  });
+  const get = async (k: FakeKube, path: string): Promise<{ code: number; body: unknown }> => {
+    const res = await fetch(`${k.url}${path}`, { headers: { Authorization: `Bearer ${k.token}` } });
+    return { code: res.status, body: await res.json() };
+  };
+  const evictionEntry = async (k: FakeKube): Promise<unknown> => {
+    const list = (await get(k, '/api/v1')).body as { resources: Array<{ name: string }> };
+    return list.resources.find((r) => r.name === 'pods/eviction');
+  };
+  const pod = (name: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS, labels: { app: 'web' } },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'busybox' }] },
+  });
+
+  it('by default (1.22 and newer) lists pods/eviction as policy/v1 and prefers policy/v1', async () => {
+    kube = await startFakeKube();
+    assert.deepEqual(await evictionEntry(kube), {
+      name: 'pods/eviction',
+      singularName: '',
+      namespaced: true,
+      group: 'policy',
+      version: 'v1',
+      kind: 'Eviction',
+      verbs: ['create'],
+    });
+    const group = (await get(kube, '/apis/policy')).body as Record<string, unknown>;
+    assert.deepEqual(group.preferredVersion, { groupVersion: 'policy/v1', version: 'v1' });
+  });
+
+  it('as 1.20: lists pods/eviction as policy/v1beta1, has no policy/v1, refuses a policy/v1 Eviction with the 400 kube-apiserver gives and takes a policy/v1beta1 one', async () => {
+    kube = await startFakeKube({ policyVersion: 'v1beta1' });
+    assert.equal(((await get(kube, '/version')).body as { minor: string }).minor, '20');
+    assert.deepEqual(await evictionEntry(kube), {
+      name: 'pods/eviction',
+      singularName: '',
+      namespaced: true,
+      group: 'policy',
+      version: 'v1beta1',
+      kind: 'Eviction',
+      verbs: ['create'],
+    });
+    const groups = (await get(kube, '/apis')).body as {
+      groups: Array<{ name: string; versions: unknown[]; preferredVersion: unknown }>;
+    };
+    const policy = groups.groups.find((g) => g.name === 'policy');
+    assert.deepEqual(policy?.versions, [{ groupVersion: 'policy/v1beta1', version: 'v1beta1' }]);
+    assert.deepEqual(policy?.preferredVersion, {
+      groupVersion: 'policy/v1beta1',
+      version: 'v1beta1',
+    });
+    assert.deepEqual(await get(kube, '/apis/policy/v1'), {
+      code: 404,
+      body: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'the server could not find the requested resource',
+        reason: 'NotFound',
+        details: {},
+        code: 404,
+      },
+    });
+
+    const core = kube.kubeConfig().makeApiClient(CoreV1Api);
+    kube.put(pod('w1'));
+    kube.put({
+      apiVersion: 'policy/v1beta1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'web', namespace: NS },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
+      status: { disruptionsAllowed: 0 },
+    });
+    const evict = (apiVersion: string): Promise<unknown> =>
+      core.createNamespacedPodEviction({
+        name: 'w1',
+        namespace: NS,
+        body: { apiVersion, kind: 'Eviction', metadata: { name: 'w1', namespace: NS } },
+      });
+    try {
+      await evict('policy/v1');
+      assert.fail('a policy/v1 Eviction is refused');
+    } catch (err: unknown) {
+      assert.ok(err instanceof ApiException, String(err));
+      assert.equal(err.code, 400);
+      assert.deepEqual(JSON.parse(String(err.body)), {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message:
+          'Eviction in version "v1" cannot be handled as a Eviction: no kind "Eviction" is registered for version "policy/v1" in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"',
+        reason: 'BadRequest',
+        code: 400,
+      });
+    }
+    // The policy/v1beta1 budget is the one the eviction obeys.
+    await expectApiError(evict('policy/v1beta1'), 429, 'TooManyRequests');
+    kube.updateStatus('policy/v1beta1', 'PodDisruptionBudget', NS, 'web', {
+      disruptionsAllowed: 1,
+    });
+    await evict('policy/v1beta1');
+    assert.equal(kube.get('v1', 'Pod', NS, 'w1'), undefined);
+  });
+
+  it('without the Eviction API: no policy group, no pods/eviction, and a POST to it is 404', async () => {
+    kube = await startFakeKube({ policyVersion: 'none' });
+    assert.equal(await evictionEntry(kube), undefined);
+    assert.equal((await get(kube, '/apis/policy')).code, 404);
+    kube.put(pod('w1'));
+    const core = kube.kubeConfig().makeApiClient(CoreV1Api);
+    await expectApiError(
+      core.createNamespacedPodEviction({
+        name: 'w1',
+        namespace: NS,
+        body: { apiVersion: 'policy/v1beta1', kind: 'Eviction', metadata: { name: 'w1' } },
+      }),
+      404,
+      'NotFound',
+    );
+  });
+});

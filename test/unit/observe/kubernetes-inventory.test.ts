@@ -10,9 +10,17 @@ function host(i: number, namespace = 'metal3'): Parameters<FakeKube['put']>[0] {
     kind: 'BareMetalHost',
     metadata: { name: `node-${i}`, namespace },
     spec: { online: true, bootMACAddress: `52:54:00:00:01:${i.toString(16).padStart(2, '0')}` },
+    // Every field the real metal3 CRD requires of a status, so a real API server takes it.
     status: {
       poweredOn: true,
-      provisioning: { state: 'provisioned' },
+      operationalStatus: 'OK',
+      errorMessage: '',
+      errorCount: 0,
+      provisioningFailCount: 0,
+      provisioning: {
+        ID: `6f1e0c2a-3b4d-4e5f-8a9b-${String(i).padStart(12, '0')}`,
+        state: 'provisioned',
+      },
       hardware: { cpu: { count: 8 }, ramMebibytes: 8192 },
     },
   };
