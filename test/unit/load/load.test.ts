@@ -162,6 +162,25 @@ describe('FileLocator', () => {
       assert.deepEqual(loc.locate(doc, ptr), { line, column });
     });
   }
+  // Positions as js-yaml 5's event stream gave them, before js-yaml 4's listener did.
+  const more: Array<[string, number, string, number, number]> = [
+    ['"quoted": {\'k\': 1}\n', 0, '/quoted/k', 1, 13],
+    ['a: &base\n  cpu: 4\nc:\n  - &item x\n  - *item\n', 0, '/a', 1, 1],
+    ['a: &base\n  cpu: 4\nc:\n  - &item x\n  - *item\n', 0, '/c/0', 4, 6],
+    ['a: &base\n  cpu: 4\nc:\n  - &item x\n  - *item\n', 0, '/c/1', 5, 6],
+    ['list:\n  - |\n    text\n  - >-\n    folded\n', 0, '/list/1', 5, 1],
+    ['pairs: [a: 1, b]\n', 0, '/pairs/0/a', 1, 9],
+    ['pairs: [a: 1, b]\n', 0, '/pairs/1', 1, 15],
+    ['? explicit\n: value\n', 0, '/explicit', 1, 3],
+    ['- plain\n- k: v\n', 0, '/1/k', 2, 3],
+    ['x: 1\n---\n# c\n\ny: [1,\n  2]\n', 1, '', 5, 1],
+    ['spec:\n  tags: !!seq\n    - a\n', 0, '/spec/tags/0', 3, 7],
+  ];
+  for (const [text, doc, ptr, line, column] of more) {
+    it(`${JSON.stringify(text)} doc ${doc} ${ptr || '(root)'} → ${line}:${column}`, () => {
+      assert.deepEqual(new FileLocator(text).locate(doc, ptr), { line, column });
+    });
+  }
   it('escapes ~ and / in pointer segments', () => {
     const l = new FileLocator('metadata:\n  labels:\n    bpa.akraino.org/sriov: "true"\n');
     assert.deepEqual(l.locate(0, '/metadata/labels/bpa.akraino.org~1sriov'), {

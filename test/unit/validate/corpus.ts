@@ -84,8 +84,8 @@ export const INVALID_CASES: Case[] = [
     expect: [{ code: 'YAML_SYNTAX', file: 'multi.yaml', line: 23 }],
   },
 
-  // Files the fast loader (js-yaml 4) would read but js-yaml 5, the reference, rejects: each
-  // reaches js-yaml 5 and keeps its error and line (src/load/parse.ts, usesRareFeatures).
+  // Files js-yaml 4 would read without complaint but YAML forbids: each is refused at the
+  // line a YAML 1.2 reader gives (src/load/yaml-checks.ts; a warning counts as an error).
   {
     name: 'flow collection closed below its key (deficient indentation)',
     files: {
