@@ -33,6 +33,8 @@ const MAX_MERGE_KEYS = 10_000;
  * problems come from the same reader (`locate.ts`).
  */
 export function parseFile(file: string, text: string, limits: LoadLimits): ParsedFile {
+  const marks = strayByteOrderMarks(file, text);
+  if (marks.length) return { documents: [], problems: marks };
   const docCount = countDocumentMarkers(text);
   if (docCount > limits.maxDocumentsPerFile) {
     return {
@@ -92,6 +94,34 @@ export function readYaml(
 
 function rethrow(warning: Error): never {
   throw warning;
+}
+
+/**
+ * A byte order mark anywhere but at a file's very start (files joined with `cat` keep
+ * theirs): YAML allows none inside a document, and js-yaml would read it as part of the
+ * next key (`\uFEFFapiVersion`), so the document would seem to lack that key. The decoder
+ * drops the one at the start.
+ */
+function strayByteOrderMarks(file: string, text: string): Problem[] {
+  const problems: Problem[] = [];
+  let at = text.indexOf('\uFEFF', text.charCodeAt(0) === 0xfeff ? 1 : 0);
+  if (at === -1) return problems;
+  let line = 1;
+  let lineStart = 0;
+  for (let nl = text.indexOf('\n'); at !== -1; at = text.indexOf('\uFEFF', at + 1)) {
+    for (; nl !== -1 && nl < at; nl = text.indexOf('\n', nl + 1)) {
+      line++;
+      lineStart = nl + 1;
+    }
+    problems.push(
+      error(
+        'BYTE_ORDER_MARK',
+        'a byte order mark (U+FEFF) inside the file: only its first character may be one; remove it',
+        { file, line, column: at - lineStart + 1 },
+      ),
+    );
+  }
+  return problems;
 }
 
 /** An upper bound on the number of `---` document markers, without parsing. */

@@ -127,6 +127,25 @@ describe('loader', () => {
     });
   });
 
+  it('names a byte order mark inside a file with its line, and accepts one at its start', () => {
+    const joined = parseFile(
+      'f.yaml',
+      'a: 1\n---\n\ufeffapiVersion: v1\nb: "\ufeff"\n',
+      DEFAULT_LIMITS,
+    );
+    assert.deepEqual(
+      joined.problems.map((p) => [p.code, p.line, p.column]),
+      [
+        ['BYTE_ORDER_MARK', 3, 1],
+        ['BYTE_ORDER_MARK', 4, 5],
+      ],
+    );
+    assert.deepEqual(joined.documents, []);
+    const first = parseFile('f.yaml', '\ufeffapiVersion: v1\n', DEFAULT_LIMITS);
+    assert.deepEqual(first.problems, []);
+    assert.deepEqual(first.documents[0]?.value, { apiVersion: 'v1' });
+  });
+
   it('accepts a few aliases within the limits', () => {
     const parsed = parseFile('f.yaml', 'a: &x {cpu: 4}\nb: *x\n', DEFAULT_LIMITS);
     assert.deepEqual(parsed.problems, []);
