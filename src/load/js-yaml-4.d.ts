@@ -53,6 +53,7 @@ declare module 'js-yaml-4' {
     listener?: Listener;
   }
 
+  export function load(input: string, options?: LoadOptions): unknown;
   export function loadAll(input: string, options?: LoadOptions): unknown[];
   export function loadAll(input: string, iterator: null, options?: LoadOptions): unknown[];
 

@@ -140,11 +140,17 @@ export function contentStart(input: string, at: number): number {
   }
 }
 
-/** Whether the next thing after `at`, past spaces and line breaks, is a `:` (the node is a key). */
+/**
+ * Whether the next thing after `at`, past spaces and line breaks, is a `:` that separates a
+ * key from its value (the node is a key): one followed by a space, a line break or the end of
+ * a flow collection, or right after the node (`"a":1`, `[a]:b`). A `:` further on, followed by
+ * more text, starts a plain scalar (`:b: 2` on the next line).
+ */
 export function followedByColon(input: string, at: number): boolean {
   for (;;) {
     const c = input.charCodeAt(at);
     if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) at++;
-    else return c === 0x3a;
+    else if (c !== 0x3a) return false;
+    else return /[\s,\]}\0]/.test(input.charAt(at + 1)) || !/\s/.test(input.charAt(at - 1));
   }
 }

@@ -21,6 +21,7 @@ const REFUSED: Array<[string, string, string, number]> = [
     3,
   ],
   ['a list as an explicit key', '? [a]\n: 1\n', 'YAML_SYNTAX', 1],
+  ['a list as a key, JSON-like', '{[a]:b}\n', 'YAML_SYNTAX', 1],
   ['a merge key given a list of lists', 'a:\n  <<: [[1, 2]]\n', 'YAML_SYNTAX', 2],
   ['a merge key given a scalar', 'a:\n  b: 1\n  <<: 1\n', 'YAML_SYNTAX', 3],
   ['a mapping on a document marker line', 'a: 1\n--- b: 2\n', 'YAML_SYNTAX', 2],
@@ -53,6 +54,12 @@ const READ: Array<[string, string, unknown[]]> = [
     'd: &d {x: 1, y: 1}\ne: &e {y: 2}\nm:\n  <<: [*d, *e]\n  x: 3\nn: {<<: *e}\n',
     [{ d: { x: 1, y: 1 }, e: { y: 2 }, m: { x: 3, y: 1 }, n: { y: 2 } }],
   ],
+  [
+    'keys starting with a colon after collections',
+    'a: [1]\n:b: 2\nc:\n- x\n:d: y\n',
+    [{ a: [1], ':b': 2, c: ['x'], ':d': 'y' }],
+  ],
+  ['JSON', '{"a":[1],"b":{"c":1}}\n', [{ a: [1], b: { c: 1 } }]],
   ['<< as a value, and quoted as a key', 'a: <<\n"<<": 1\n', [{ a: '<<', '<<': 1 }]],
   [
     'a flow collection and a block scalar on marker lines',
