@@ -1,7 +1,7 @@
 import type { Listener, LoaderState } from 'js-yaml-4';
 import { parsePointer } from '../util/problem.js';
 import { readYaml } from './parse.js';
-import { contentStart, followedByColon } from './yaml-checks.js';
+import { contentStart, followedByColon, skipProperties, skipToken } from './yaml-checks.js';
 
 /**
  * Source positions for values inside a file, built only for files that have problems, from
@@ -219,19 +219,4 @@ function keyStart(input: string, at: number): number {
   const c = input.charCodeAt(value);
   if (c === 0x22 || c === 0x27) return value + 1;
   return c === 0x7c || c === 0x3e ? input.indexOf('\n', value) + 1 : value;
-}
-
-/** Past a node's properties (`&anchor`, `!tag`) and the space after them. */
-function skipProperties(input: string, at: number): number {
-  for (;;) {
-    const c = input.charCodeAt(at);
-    if (c !== 0x26 && c !== 0x21) return at;
-    at = skipToken(input, at);
-  }
-}
-
-/** Past a token and the space, line breaks and comments after it. */
-function skipToken(input: string, at: number): number {
-  while (at < input.length && !/[\s,[\]{}]/.test(input.charAt(at))) at++;
-  return contentStart(input, at);
 }

@@ -50,7 +50,7 @@ export function parseFile(file: string, text: string, limits: LoadLimits): Parse
   }
   let values: unknown[];
   try {
-    values = readYaml(text, limits, yamlChecks(limits.maxAliases));
+    values = readYaml(text, limits, yamlChecks(text, limits.maxAliases));
   } catch (err: unknown) {
     return { documents: [], problems: [yamlProblem(file, err, limits)] };
   }

@@ -11,9 +11,11 @@ import type { Listener, LoaderState } from 'js-yaml-4';
  * - a block mapping or list that starts on a `---` line (`--- a: 1`): YAML does not allow it
  *   (js-yaml 4 reads it, other tools refuse the file).
  * A file with any of these is YAML_SYNTAX or YAML_ALIAS_LIMIT, at the line where a YAML 1.2
- * reader reports it.
+ * reader reports it. A text with none of the characters they need (`MAY_NEED_CHECKS`: most
+ * site files) is read without a listener, as fast as js-yaml alone: undefined.
  */
-export function yamlChecks(maxAliases: number): Listener {
+export function yamlChecks(text: string, maxAliases: number): Listener | undefined {
+  if (!MAY_NEED_CHECKS.test(text)) return undefined;
   // Per depth: where the node being read opened, and the start of a merge key whose value it is.
   const opened: number[] = [];
   const mergeKeyAt: Array<number | undefined> = [];
@@ -42,8 +44,8 @@ export function yamlChecks(maxAliases: number): Listener {
       }
     }
     if (kind === 'mapping' || kind === 'sequence') {
-      if (followedByColon(input, state.position)) {
-        const key = contentStart(input, opened[d] ?? 0);
+      const key = contentStart(input, opened[d] ?? 0);
+      if (followedByColon(input, state.position) && mayBeKey(input, key)) {
         throw new YamlCheckError(
           'YAML_SYNTAX',
           `a ${kind === 'mapping' ? 'mapping' : 'list'} is used as a key at line ${lineOf(input, key)}: keys must be plain values`,
@@ -92,6 +94,25 @@ export class YamlCheckError extends Error {
 
 const STAR = 0x2a;
 const MERGE_TAG = 'tag:yaml.org,2002:merge';
+
+/**
+ * What each check needs in the text: a `*` (an alias), `<<` (a merge key), a `]` or `}` before
+ * a `:` or a `?` (a collection as a key), content after `---` on its line.
+ */
+const MAY_NEED_CHECKS = /[*?]|<<|[\]}]\s*:|^\uFEFF?---[ \t]*[^\s#]/m;
+
+/**
+ * Whether a collection followed by a `:` is its key: a flow collection (an implicit key), or
+ * any after a `?` (an explicit key). A block collection is followed by a `:` only in a file
+ * that js-yaml refuses for its own reason (`a:\n  - x\n: y`).
+ */
+function mayBeKey(input: string, at: number): boolean {
+  const c = input.charCodeAt(skipProperties(input, at));
+  if (c === 0x5b /* [ */ || c === 0x7b /* { */) return true;
+  let before = at - 1;
+  while (input.charCodeAt(before) === 0x20 || input.charCodeAt(before) === 0x09) before--;
+  return input.charCodeAt(before) === 0x3f; /* ? */
+}
 
 function mergeable(value: unknown): boolean {
   return Array.isArray(value) ? value.every(isMapping) : isMapping(value);
@@ -153,4 +174,19 @@ export function followedByColon(input: string, at: number): boolean {
     else if (c !== 0x3a) return false;
     else return /[\s,\]}\0]/.test(input.charAt(at + 1)) || !/\s/.test(input.charAt(at - 1));
   }
+}
+
+/** Past a node's properties (`&anchor`, `!tag`) and the space after them. */
+export function skipProperties(input: string, at: number): number {
+  for (;;) {
+    const c = input.charCodeAt(at);
+    if (c !== 0x26 && c !== 0x21) return at;
+    at = skipToken(input, at);
+  }
+}
+
+/** Past a token and the space, line breaks and comments after it. */
+export function skipToken(input: string, at: number): number {
+  while (at < input.length && !/[\s,[\]{}]/.test(input.charAt(at))) at++;
+  return contentStart(input, at);
 }

@@ -22,6 +22,9 @@ const REFUSED: Array<[string, string, string, number]> = [
   ],
   ['a list as an explicit key', '? [a]\n: 1\n', 'YAML_SYNTAX', 1],
   ['a list as a key, JSON-like', '{[a]:b}\n', 'YAML_SYNTAX', 1],
+  ['a block list as an explicit key', '? - a\n: b\n', 'YAML_SYNTAX', 1],
+  // Where the checks run (the alias), a list before a line starting with ": " is no key.
+  ['a value with no key after a list', 'a:\n  - x\n: y\n# *\n', 'YAML_SYNTAX', 3],
   ['a merge key given a list of lists', 'a:\n  <<: [[1, 2]]\n', 'YAML_SYNTAX', 2],
   ['a merge key given a scalar', 'a:\n  b: 1\n  <<: 1\n', 'YAML_SYNTAX', 3],
   ['a mapping on a document marker line', 'a: 1\n--- b: 2\n', 'YAML_SYNTAX', 2],
