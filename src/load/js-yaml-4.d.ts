@@ -1,6 +1,7 @@
 /**
- * The part of js-yaml 4's API that bpa uses (js-yaml 4 ships no types of its own). The package
- * is installed under the name `js-yaml-4` until package.json gives it its plain name.
+ * The part of js-yaml 4's API that bpa uses (js-yaml 4 ships no types of its own; this
+ * declaration is used before any @types package another dependency brings). Until npm
+ * install runs on this package.json, node_modules holds js-yaml 4 as `js-yaml-4`.
  */
 declare module 'js-yaml-4' {
   export interface TypeOptions {
