@@ -1,12 +1,12 @@
 /**
- * The part of js-yaml 4's API that the fast loader uses (the package is installed under the
- * name `js-yaml-4`, beside js-yaml 5, which keeps the name `js-yaml`).
+ * The part of js-yaml 4's API that bpa uses (js-yaml 4 ships no types of its own; this
+ * declaration is used before any @types package another dependency brings). Until npm
+ * install runs on this package.json, node_modules holds js-yaml 4 as `js-yaml-4`.
  */
 declare module 'js-yaml-4' {
   export interface TypeOptions {
     kind: 'scalar' | 'sequence' | 'mapping';
-    /** Whether `data` is of this type. Called with a second argument (the tag) when explicit. */
-    resolve?: (data: unknown, tag?: string) => boolean;
+    resolve?: (data: unknown) => boolean;
     construct?: (data: unknown) => unknown;
   }
 
@@ -19,22 +19,31 @@ declare module 'js-yaml-4' {
     extend(types: { implicit?: Type[]; explicit?: Type[] }): Schema;
   }
 
-  export const FAILSAFE_SCHEMA: Schema;
-  /** js-yaml 4's own core schema: looser than YAML 1.2's (see core-schema.ts). */
   export const CORE_SCHEMA: Schema;
+  export const types: { merge: Type };
 
+  /** What a listener sees of the loader, at the start (`open`) and end (`close`) of each node. */
   export interface LoaderState {
+    /** The text read, without a leading byte order mark, with `\n` added if it had no line end, then `\0`. */
     input: string;
+    /** Offset in `input`: where the node starts, before the space in front of it, or where it ends. */
     position: number;
-    /** The depth of the node being composed, 1 for a document's root. */
+    /** 0-based line of `position`. */
+    line: number;
+    /** The depth of the node, 1 for a document's root. */
     depth: number;
-    kind: string | null;
+    /** Set at `close`: `scalar`, `mapping`, `sequence`, or null for an empty node or an alias. */
+    kind: 'scalar' | 'mapping' | 'sequence' | null;
+    /** Set at `close`: the node's tag; a plain scalar resolved by the schema has its type's tag. */
+    tag: string | null;
+    /** Set at `close`: the node's value. */
     result: unknown;
   }
 
+  export type Listener = (event: 'open' | 'close', state: LoaderState) => void;
+
   export interface LoadOptions {
     schema?: Schema;
-    filename?: string;
     /** Deepest nesting of nodes (js-yaml ≥ 4.3). */
     maxDepth?: number;
     /** Most keys copied through merge keys in one stream (js-yaml ≥ 4.3). */
@@ -42,10 +51,12 @@ declare module 'js-yaml-4' {
     /** Called with each warning; the default ignores them. */
     onWarning?: (warning: YAMLException) => void;
     /** Called when the loader opens and closes each node. */
-    listener?: (event: 'open' | 'close', state: LoaderState) => void;
+    listener?: Listener;
   }
 
+  export function load(input: string, options?: LoadOptions): unknown;
   export function loadAll(input: string, options?: LoadOptions): unknown[];
+  export function loadAll(input: string, iterator: null, options?: LoadOptions): unknown[];
 
   export class YAMLException extends Error {
     reason: string;

@@ -41,6 +41,11 @@ export const CODES = {
     summary: 'a file is not valid UTF-8',
     fix: 're-save the file as UTF-8',
   },
+  BYTE_ORDER_MARK: {
+    severity: 'error',
+    summary: 'a byte order mark (U+FEFF) inside a file, not at its very start',
+    fix: 'remove it (files joined with cat keep the marks of the files after the first)',
+  },
   SYMLINK_ESCAPE: {
     severity: 'error',
     summary: 'a symbolic link points outside the site directory',

@@ -127,6 +127,25 @@ describe('loader', () => {
     });
   });
 
+  it('names a byte order mark inside a file with its line, and accepts one at its start', () => {
+    const joined = parseFile(
+      'f.yaml',
+      'a: 1\n---\n\ufeffapiVersion: v1\nb: "\ufeff"\n',
+      DEFAULT_LIMITS,
+    );
+    assert.deepEqual(
+      joined.problems.map((p) => [p.code, p.line, p.column]),
+      [
+        ['BYTE_ORDER_MARK', 3, 1],
+        ['BYTE_ORDER_MARK', 4, 5],
+      ],
+    );
+    assert.deepEqual(joined.documents, []);
+    const first = parseFile('f.yaml', '\ufeffapiVersion: v1\n', DEFAULT_LIMITS);
+    assert.deepEqual(first.problems, []);
+    assert.deepEqual(first.documents[0]?.value, { apiVersion: 'v1' });
+  });
+
   it('accepts a few aliases within the limits', () => {
     const parsed = parseFile('f.yaml', 'a: &x {cpu: 4}\nb: *x\n', DEFAULT_LIMITS);
     assert.deepEqual(parsed.problems, []);
@@ -160,6 +179,25 @@ describe('FileLocator', () => {
   for (const [doc, ptr, line, column] of cases) {
     it(`doc ${doc} ${ptr || '(root)'} → ${line}:${column}`, () => {
       assert.deepEqual(loc.locate(doc, ptr), { line, column });
+    });
+  }
+  // Positions as js-yaml 5's event stream gave them, before js-yaml 4's listener did.
+  const more: Array<[string, number, string, number, number]> = [
+    ['"quoted": {\'k\': 1}\n', 0, '/quoted/k', 1, 13],
+    ['a: &base\n  cpu: 4\nc:\n  - &item x\n  - *item\n', 0, '/a', 1, 1],
+    ['a: &base\n  cpu: 4\nc:\n  - &item x\n  - *item\n', 0, '/c/0', 4, 6],
+    ['a: &base\n  cpu: 4\nc:\n  - &item x\n  - *item\n', 0, '/c/1', 5, 6],
+    ['list:\n  - |\n    text\n  - >-\n    folded\n', 0, '/list/1', 5, 1],
+    ['pairs: [a: 1, b]\n', 0, '/pairs/0/a', 1, 9],
+    ['pairs: [a: 1, b]\n', 0, '/pairs/1', 1, 15],
+    ['? explicit\n: value\n', 0, '/explicit', 1, 3],
+    ['- plain\n- k: v\n', 0, '/1/k', 2, 3],
+    ['x: 1\n---\n# c\n\ny: [1,\n  2]\n', 1, '', 5, 1],
+    ['spec:\n  tags: !!seq\n    - a\n', 0, '/spec/tags/0', 3, 7],
+  ];
+  for (const [text, doc, ptr, line, column] of more) {
+    it(`${JSON.stringify(text)} doc ${doc} ${ptr || '(root)'} → ${line}:${column}`, () => {
+      assert.deepEqual(new FileLocator(text).locate(doc, ptr), { line, column });
     });
   }
   it('escapes ~ and / in pointer segments', () => {

@@ -84,8 +84,17 @@ export const INVALID_CASES: Case[] = [
     expect: [{ code: 'YAML_SYNTAX', file: 'multi.yaml', line: 23 }],
   },
 
-  // Files the fast loader (js-yaml 4) would read but js-yaml 5, the reference, rejects: each
-  // reaches js-yaml 5 and keeps its error and line (src/load/parse.ts, usesRareFeatures).
+  {
+    name: 'a byte order mark inside a file (two files joined with cat)',
+    files: {
+      ...BASE_SITE,
+      'hosts.yaml': `${bmh('node-1', '52:54:00:00:00:01')}---\n\ufeff${bmh('node-2', '52:54:00:00:00:02')}`,
+    },
+    expect: [{ code: 'BYTE_ORDER_MARK', file: 'hosts.yaml', line: 10 }],
+  },
+
+  // Files js-yaml 4 would read without complaint but YAML forbids: each is refused at the
+  // line a YAML 1.2 reader gives (src/load/yaml-checks.ts; a warning counts as an error).
   {
     name: 'flow collection closed below its key (deficient indentation)',
     files: {
