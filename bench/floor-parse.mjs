@@ -2,7 +2,7 @@
 // directory and parse it with js-yaml 4's loadAll (its YAML 1.2 core schema), nothing else.
 // js-yaml 4 is the fastest JavaScript YAML parser measured here (docs/PERFORMANCE.md).
 //   node bench/floor-parse.mjs DIR
-import { CORE_SCHEMA, loadAll } from 'js-yaml-4';
+import { CORE_SCHEMA, loadAll } from 'js-yaml';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -81,7 +81,7 @@ if (process.argv[2] === '--child') {
 
 async function parser(which: string): Promise<(text: string) => unknown[]> {
   if (which === 'js4') {
-    const y = await import('js-yaml-4');
+    const y = await import('js-yaml');
     return (t) => y.loadAll(t, { schema: y.CORE_SCHEMA });
   }
   const { DEFAULT_LIMITS } = await import('../src/load/limits.js');

@@ -12,7 +12,7 @@
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CORE_SCHEMA, loadAll } from 'js-yaml-4';
+import { CORE_SCHEMA, loadAll } from 'js-yaml';
 import { benchArgs } from './args.js';
 import { SHAPES, generateSite, type GeneratedSite } from './gen-site.js';
 import { compare, measure, median, report, type Measured } from './measure.js';

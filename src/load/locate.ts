@@ -1,4 +1,4 @@
-import type { Listener, LoaderState } from 'js-yaml-4';
+import type { Listener, LoaderState } from 'js-yaml';
 import { parsePointer } from '../util/problem.js';
 import { readYaml } from './parse.js';
 import { contentStart, followedByColon, skipProperties, skipToken } from './yaml-checks.js';

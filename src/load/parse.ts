@@ -1,4 +1,4 @@
-import { CORE_SCHEMA, loadAll, types, YAMLException, type Listener } from 'js-yaml-4';
+import { CORE_SCHEMA, loadAll, types, YAMLException, type Listener } from 'js-yaml';
 import { error, type Problem } from '../util/problem.js';
 import type { LoadLimits } from './limits.js';
 import { YamlCheckError, yamlChecks } from './yaml-checks.js';

@@ -1,4 +1,4 @@
-import type { Listener, LoaderState } from 'js-yaml-4';
+import type { Listener, LoaderState } from 'js-yaml';
 
 /**
  * What js-yaml 4 reads without complaint but bpa refuses, checked from its listener while it

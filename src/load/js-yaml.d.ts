@@ -1,9 +1,9 @@
 /**
- * The part of js-yaml 4's API that bpa uses (js-yaml 4 ships no types of its own; this
- * declaration is used before any @types package another dependency brings). Until npm
- * install runs on this package.json, node_modules holds js-yaml 4 as `js-yaml-4`.
+ * The part of js-yaml 4's API that bpa uses. js-yaml ships no types of its own, and the
+ * @types package another dependency brings predates 4.3 (no `maxDepth`, no node depth or tag
+ * in the listener's state); this declaration is used before it.
  */
-declare module 'js-yaml-4' {
+declare module 'js-yaml' {
   export interface TypeOptions {
     kind: 'scalar' | 'sequence' | 'mapping';
     resolve?: (data: unknown) => boolean;
