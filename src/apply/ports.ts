@@ -28,11 +28,14 @@ export interface InstallerRequest {
   /** Identifies the work (same action, same inputs → same id), e.g. to name a Job. */
   workId: string;
   cluster: string;
+  /** Absolute path of the cluster directory (KUD's layout). */
   clusterDir: string;
+  /** Absolute path of `<clusterDir>/hosts.ini`. */
   inventory: string;
   plugins: string[];
+  /** For the scale, remove and upgrade paths: only these nodes. */
   nodes: string[];
-  /** The cluster's pod network (`{podSubnet}`), when it has one. */
+  /** The cluster's pod network (Provisioning `PodSubnet`), when it has one. */
   podSubnet?: string;
 }
 

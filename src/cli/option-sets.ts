@@ -43,3 +43,21 @@ export const APPLY_OPTIONS = [
   'sshKeySecret',
   'logLevel',
 ] as const satisfies readonly OptionName[];
+
+/** reconcile --repo and serve: following a repository, checking its commits, the resync. */
+export const REPO_OPTIONS = [
+  'repoUrl',
+  'ref',
+  'path',
+  'statusBranch',
+  'gitUsername',
+  'gitTokenFile',
+  'gitSshKey',
+  'gitKnownHosts',
+  'resyncInterval',
+  'verifySignatures',
+  'trustedKeys',
+  'allowedSigners',
+  'requireApprovedPlan',
+  'approvalExempt',
+] as const satisfies readonly OptionName[];

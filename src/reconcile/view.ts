@@ -3,7 +3,7 @@
 // redacted: they quote site and host values, and the page shows them as they are.
 import { hostKey } from '../observe/inventory/hosts.js';
 import { hostMacs } from '../observe/types.js';
-import type { ActionOutcome, ApplyResult } from '../apply/engine.js';
+import type { ActionError, ActionOutcome, ApplyResult } from '../apply/engine.js';
 import type { Observations } from '../observe/index.js';
 import type { Plan } from '../plan/index.js';
 import { redact } from '../util/redact.js';
@@ -19,14 +19,7 @@ export interface ViewAction {
    * Why it failed, with the end of the installer's output (redacted): for the page, behind
    * its access control. Reports in git carry only the step, code, exit and log id.
    */
-  error?: {
-    code: string;
-    message: string;
-    step?: string;
-    exitCode?: number;
-    signal?: string;
-    log?: string;
-  };
+  error?: ActionError;
 }
 
 export interface ViewClusterPlan {

@@ -1,7 +1,13 @@
 import { join } from 'node:path';
 import { sourceCacheDir } from './cache-dir.js';
 import { STATUS_DIR, normalizeSitePath } from './site-path.js';
-import { parseReports, readReportTexts, type SiteSource } from './site-source.js';
+import {
+  changedReports,
+  parseReports,
+  readReportTexts,
+  statusBranchOf,
+  type SiteSource,
+} from './site-source.js';
 import type { HistoryEntry } from './history.js';
 import type { GitAuth, RepoOptions } from './types.js';
 
@@ -115,22 +121,14 @@ export class GitSource implements SiteSource {
     files: ReadonlyMap<string, string | null>,
     message: string,
   ): Promise<string | undefined> {
-    const previous = await this.reportTexts(siteDir);
-    const changed: Record<string, string | null> = {};
-    for (const [path, text] of files) {
-      if (text === null ? previous.has(path) : previous.get(path) !== text)
-        changed[this.sitePath ? `${this.sitePath}/${path}` : path] = text;
-    }
-    if (!Object.keys(changed).length) return undefined;
-    const branch =
-      this.opts.statusBranch ||
-      (this.opts.ref.startsWith('refs/heads/') ? this.opts.ref.slice(11) : this.opts.ref);
+    const changed = changedReports(await this.reportTexts(siteDir), files, this.sitePath);
+    if (!changed.size) return undefined;
     const { commitAndPush } = await import('./git-push.js');
     const result = await commitAndPush(this.repo(), {
-      files: changed,
+      files: Object.fromEntries(changed),
       message,
       author: this.opts.author ?? { name: 'bpa', email: 'bpa@bpa.akraino.org' },
-      branch,
+      branch: statusBranchOf(this.opts),
     });
     return result.commit;
   }

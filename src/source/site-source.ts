@@ -85,3 +85,25 @@ export function parseReports(texts: ReadonlyMap<string, string>): Map<string, un
   }
   return out;
 }
+
+/**
+ * The reports that differ from what the branch has (null: remove), keyed by their path in
+ * the repository: what a status commit writes.
+ */
+export function changedReports(
+  previous: ReadonlyMap<string, string>,
+  files: ReadonlyMap<string, string | null>,
+  sitePath: string,
+): Map<string, string | null> {
+  const changed = new Map<string, string | null>();
+  for (const [path, text] of files) {
+    if (text === null ? previous.has(path) : previous.get(path) !== text)
+      changed.set(sitePath ? `${sitePath}/${path}` : path, text);
+  }
+  return changed;
+}
+
+/** The branch status commits go to: the status branch, else the branch followed. */
+export function statusBranchOf(opts: { statusBranch?: string; ref: string }): string {
+  return opts.statusBranch || (opts.ref.startsWith('refs/heads/') ? opts.ref.slice(11) : opts.ref);
+}

@@ -6,7 +6,13 @@ import { backoff } from '../util/retry.js';
 import { GIT_PUSH_REJECTED } from './classify.js';
 import { gitCli, type GitRun, type SshAccess } from './git-cli.js';
 import { STATUS_DIR, normalizeSitePath } from './site-path.js';
-import { parseReports, readReportTexts, type SiteSource } from './site-source.js';
+import {
+  changedReports,
+  parseReports,
+  readReportTexts,
+  statusBranchOf,
+  type SiteSource,
+} from './site-source.js';
 
 export interface SshGitSourceOptions {
   url: string;
@@ -169,14 +175,9 @@ export class SshGitSource implements SiteSource {
     files: ReadonlyMap<string, string | null>,
     message: string,
   ): Promise<string | undefined> {
-    const previous = await this.reportTexts(siteDir);
-    const changed = [...files]
-      .filter(([path, text]) => (text === null ? previous.has(path) : previous.get(path) !== text))
-      .map(([path, text]) => [this.sitePath ? `${this.sitePath}/${path}` : path, text] as const);
+    const changed = [...changedReports(await this.reportTexts(siteDir), files, this.sitePath)];
     if (!changed.length) return undefined;
-    const branch =
-      this.opts.statusBranch ||
-      (this.opts.ref.startsWith('refs/heads/') ? this.opts.ref.slice(11) : this.opts.ref);
+    const branch = statusBranchOf(this.opts);
     const attempts = this.opts.maxPushAttempts ?? 5;
     for (let attempt = 1; ; attempt++) {
       const commit = await this.statusCommit(branch, changed, message);

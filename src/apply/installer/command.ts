@@ -7,19 +7,11 @@
 import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
 import { StalledError } from '../../util/errors.js';
+import type { InstallerRequest } from '../ports.js';
 import { RESERVED_NODE_NAMES } from '../../util/reserved-names.js';
 
-export interface InstallerVars {
-  cluster: string;
-  /** Absolute path of the cluster directory (KUD's layout). */
-  clusterDir: string;
-  /** Absolute path of `<clusterDir>/hosts.ini`. */
-  inventory: string;
-  plugins: string[];
-  /** For the scale, remove and upgrade paths: only these nodes. */
-  nodes: string[];
-  /** The cluster's pod network (Provisioning `PodSubnet`), when it has one. */
-  podSubnet?: string;
+/** What a command template's placeholders stand for: the request, and bpa's own settings. */
+export interface InstallerVars extends Omit<InstallerRequest, 'workId'> {
   /** The Kubespray checkout (absolute), when one is configured. */
   kubesprayDir?: string;
 }

@@ -9,7 +9,7 @@ import { StalledError, UsageError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
-import { APPLY_OPTIONS } from '../option-sets.js';
+import { APPLY_OPTIONS, REPO_OPTIONS } from '../option-sets.js';
 import { formatApplyResult } from '../output/apply.js';
 import { humanLogStream } from '../output/human-log.js';
 import { formatPlan } from '../output/plan.js';
@@ -54,23 +54,7 @@ export function registerApply(
     .argument('[path]', 'site directory (without --repo; default: the current directory)')
     .option('--once', 'run once and exit (the controller loop is `bpa serve`)')
     .addOption(outputOption(OUTPUT_FORMATS));
-  const resolveReconcileConfig = addConfigOptions(reconcile, [
-    ...APPLY_OPTIONS,
-    'repoUrl',
-    'ref',
-    'path',
-    'statusBranch',
-    'gitUsername',
-    'gitTokenFile',
-    'resyncInterval',
-    'verifySignatures',
-    'trustedKeys',
-    'allowedSigners',
-    'requireApprovedPlan',
-    'approvalExempt',
-    'gitSshKey',
-    'gitKnownHosts',
-  ]);
+  const resolveReconcileConfig = addConfigOptions(reconcile, [...APPLY_OPTIONS, ...REPO_OPTIONS]);
   reconcile.action((path, opts) => {
     if (!opts.once)
       throw new UsageError('only --once is supported here; for a controller loop use bpa serve');

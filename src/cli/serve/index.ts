@@ -5,7 +5,7 @@ import { EXIT, type Io } from '../io.js';
 import { addConfigOptions } from '../options.js';
 import { outputOption } from '../output-option.js';
 import { humanLogStream } from '../output/human-log.js';
-import { APPLY_OPTIONS } from '../apply/index.js';
+import { APPLY_OPTIONS, REPO_OPTIONS } from '../option-sets.js';
 
 /** `bpa serve`: follow a repository (or watch a directory) and reconcile until SIGTERM. */
 export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv): void {
@@ -18,24 +18,11 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     .addOption(outputOption(['json', 'text']));
   const resolveConfig = addConfigOptions(cmd, [
     ...APPLY_OPTIONS,
-    'repoUrl',
-    'ref',
-    'path',
-    'statusBranch',
-    'gitUsername',
-    'gitTokenFile',
+    ...REPO_OPTIONS,
     'interval',
-    'resyncInterval',
     'listen',
     'webhookSecretFile',
     'leaderElect',
-    'verifySignatures',
-    'trustedKeys',
-    'allowedSigners',
-    'requireApprovedPlan',
-    'approvalExempt',
-    'gitSshKey',
-    'gitKnownHosts',
     'uiTokenFile',
     'uiInsecureNoToken',
     'uiUrl',
