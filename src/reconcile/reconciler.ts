@@ -62,6 +62,11 @@ export class Reconciler {
       onLine: this.opts.onLine && ((line) => this.opts.onLine?.(redact(line))),
       ports: this.opts.ports,
       cache: this.cache,
+      // Known as soon as the site is read, not after an apply that may take an hour: the
+      // suspend API checks a cluster's name against these while the installer runs.
+      onSiteRead: (run) => {
+        if (run.model) this.siteClusters = run.model.clusters.map((c) => c.name);
+      },
     });
     try {
       await runSteps(ctx, 'report');
@@ -70,7 +75,6 @@ export class Reconciler {
       if (ctx.step === 'source') throw err;
     }
     if (ctx.reports) this.lastStatus = ctx.reports;
-    if (ctx.model) this.siteClusters = ctx.model.clusters.map((c) => c.name);
     const summary = this.summarize(ctx);
     // A run that stopped before planning still shows the last plan and inventory.
     const view = siteView(ctx) ?? this.last?.view;

@@ -3,6 +3,7 @@ import { requireKubeConfig } from '../kube/kubeconfig.js';
 import { watch } from 'chokidar';
 import { NOTIFY_URL, parseListen, type ConfigFor } from '../config/options.js';
 import { sourceFor } from '../reconcile/from-config.js';
+import { knownClusters } from '../reconcile/known-clusters.js';
 import { Reconciler } from '../reconcile/reconciler.js';
 import { checkStateDir } from '../state/dir.js';
 import { StalledError } from '../util/errors.js';
@@ -125,7 +126,9 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
         token: apiToken,
         limiter: guesses,
         stateDir: cfg.stateDir,
-        clusters: () => reconciler.clusterNames(),
+        // The site as read, else as the state directory knows it: a standby replica and a
+        // restart during a long first apply check names too.
+        clusters: () => knownClusters(reconciler.clusterNames(), cfg.stateDir),
         trigger: () => scheduler.trigger('api'),
         log,
       })
