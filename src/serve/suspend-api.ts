@@ -18,7 +18,7 @@ import { readBody } from './webhook.js';
 export interface SuspendApiOptions {
   /** The bearer token (from --api-token-file). Without one the routes do not exist. */
   token: string;
-  /** Counts wrong tokens, shared with every other token check of the server. */
+  /** Counts wrong tokens: the guess limit of this token (each secret has its own). */
   limiter: GuessLimiter;
   stateDir: string;
   /**
