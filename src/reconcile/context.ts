@@ -50,6 +50,8 @@ export interface RunOptions {
   statusFrom?: string;
   /** Each node of a rolling change as it moves (cordoned, drained, changed, healthy, done, failed). */
   onNodePhase?: (cluster: string, node: string, phase: string) => void;
+  /** Called once the site is read and checked, before anything is observed or applied. */
+  onSiteRead?: (ctx: RunContext) => void;
   /** Called once the plan is made, before anything is applied (to show it). */
   onPlan?: (ctx: RunContext) => void;
   /** The outside world (nodes, installer, publishing) instead of what the settings name: tests. */

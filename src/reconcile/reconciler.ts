@@ -1,7 +1,13 @@
+import { resolve } from 'node:path';
 import { parse as yamlParse } from 'yaml';
 import type { ApplyPorts } from '../apply/ports.js';
 import type { ConfigFor } from '../config/options.js';
-import { describeFailure, type ClusterStatusDoc, type SiteStatusDoc } from '../report/status.js';
+import {
+  describeFailure,
+  withoutStateDir,
+  type ClusterStatusDoc,
+  type SiteStatusDoc,
+} from '../report/status.js';
 import type { SiteSource } from '../source/site-source.js';
 import { BpaError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
@@ -62,6 +68,11 @@ export class Reconciler {
       onLine: this.opts.onLine && ((line) => this.opts.onLine?.(redact(line))),
       ports: this.opts.ports,
       cache: this.cache,
+      // Known as soon as the site is read, not after an apply that may take an hour: the
+      // suspend API checks a cluster's name against these while the installer runs.
+      onSiteRead: (run) => {
+        if (run.model) this.siteClusters = run.model.clusters.map((c) => c.name);
+      },
     });
     try {
       await runSteps(ctx, 'report');
@@ -70,8 +81,9 @@ export class Reconciler {
       if (ctx.step === 'source') throw err;
     }
     if (ctx.reports) this.lastStatus = ctx.reports;
-    if (ctx.model) this.siteClusters = ctx.model.clusters.map((c) => c.name);
     const summary = this.summarize(ctx);
+    if (summary.error)
+      summary.error = { ...summary.error, message: hideStateDir(summary.error.message, ctx) };
     // A run that stopped before planning still shows the last plan and inventory.
     const view = siteView(ctx) ?? this.last?.view;
     if (view) summary.view = view;
@@ -246,6 +258,17 @@ function firstError(ctx: RunContext): string {
     return `cluster ${cluster.cluster}: ${describeFailure(action.kind, action.error)}`;
   const problem = ctx.problems.find((p) => p.severity === 'error');
   return redact(problem?.message ?? 'apply failed');
+}
+
+/**
+ * The status API is open to anyone who reaches it: an error there names a file of the state
+ * directory as the reports do, `<stateDir>/…`, never by its path.
+ */
+function hideStateDir(message: string, ctx: RunContext): string {
+  let text = message;
+  for (const dir of new Set([ctx.operator.stateDir, ctx.config?.stateDir]))
+    if (dir) text = withoutStateDir(text, resolve(dir));
+  return text;
 }
 
 function parseYamlSafe(text: string): unknown {

@@ -158,6 +158,7 @@ async function validate(ctx: RunContext): Promise<void> {
     locateProblems(loaded.files, [...result.problems, ...trust, ...empty]),
   );
   ctx.problems = ctx.validation;
+  ctx.onSiteRead?.(ctx);
 }
 
 /** The site as the operator named it: the path given, or the repository, ref and path. */

@@ -526,8 +526,11 @@ function renderDoc(doc: unknown): string {
   return `# written by bpa; do not edit\n${stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })}`;
 }
 
-/** A report without the state directory's path (an error naming a file in it, a plan note). */
-function withoutStateDir(text: string, stateDir: string | undefined): string {
+/**
+ * A report (or the status API's error) without the state directory's path (an error naming a
+ * file in it, a plan note): `<stateDir>` instead.
+ */
+export function withoutStateDir(text: string, stateDir: string | undefined): string {
   const dir = stateDir?.replace(/\/+$/, '');
   if (!dir?.startsWith('/')) return text;
   const escaped = dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

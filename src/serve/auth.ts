@@ -53,7 +53,7 @@ export function clientOf(req: IncomingMessage): string {
 export function guessBlockMessage(block: GuessBlock): string {
   return block.scope === 'client'
     ? `too many wrong tokens from this address: try again in ${block.seconds} s`
-    : `too many wrong tokens from many addresses: no token is checked for ${block.seconds} s, try again then`;
+    : `too many wrong tokens from many addresses: this token is not checked for ${block.seconds} s (but from an address that gave it in the last day), try again then`;
 }
 
 /**

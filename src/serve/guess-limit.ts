@@ -16,13 +16,17 @@ export interface GuessLimitOptions {
   perClient?: Partial<FailureRule>;
   /**
    * Across every address together: 20 a minute, then 30 s doubling to 15 min. Bounds guessing
-   * from many addresses (a botnet, an IPv6 range); it also refuses the right token while it
-   * holds, which is the price: a session cookie already given keeps working, and a commit
-   * still suspends a cluster.
+   * from many addresses (a botnet, an IPv6 range); while it holds, only an address that gave
+   * the right token within `trustMs` still has its token compared (a session cookie already
+   * given keeps working too, and a commit still suspends a cluster).
    */
   everyone?: Partial<FailureRule>;
   /** Client addresses remembered (10 000): the least recently seen is forgotten first. */
   maxClients?: number;
+  /** How long an address that gave the right token passes everyone's block (24 h). */
+  trustMs?: number;
+  /** Addresses that gave the right token remembered (1 000): the least recent forgotten first. */
+  maxTrusted?: number;
   /** Called when a wrong token starts a block (for the log). */
   onBlock?: (block: GuessBlock) => void;
 }
@@ -62,25 +66,34 @@ const EVERYONE: FailureRule = {
 };
 
 /**
- * Slows down guessing a token, one instance for every token check of a `bpa serve` (the
- * status page's login form and bearer tokens, the suspend API, the artifact API): a guess at
- * one token is a guess, whichever route it comes through. A client whose budget or the
- * budget of everyone is spent is refused before its token is compared, so the right token
- * does not get in either while the block holds. The right token clears its client's budget,
- * not everyone's. Memory is bounded: at most `maxClients` addresses and one shared budget.
+ * Slows down guessing one secret: one instance for each token of a `bpa serve` (the status
+ * page's token, through its login form and as a bearer token; the API token; the artifacts
+ * token; the webhook secret), since a guess at one is no guess at another. A client whose
+ * budget is spent is refused before its token is compared, so the right token does not get in
+ * either while the block holds. When everyone's budget is spent, every client is refused so
+ * but those that gave the right token in the last `trustMs`: many addresses guessing cannot
+ * lock out the clients that use the token (their own budget still holds). The right token
+ * clears its client's budget, not everyone's. Memory is bounded: at most `maxClients`
+ * addresses, `maxTrusted` trusted ones, and one shared budget.
  */
 export class GuessLimiter {
   readonly perClient: FailureRule;
   readonly everyone: FailureRule;
   readonly maxClients: number;
+  readonly trustMs: number;
+  readonly maxTrusted: number;
   /** Insertion order is recency order: a client touched is moved to the end. */
   private readonly clients = new Map<string, Budget>();
+  /** Clients that gave the right token, and until when that lets them pass everyone's block. */
+  private readonly trusted = new Map<string, number>();
   private all: Budget | undefined;
 
   constructor(private readonly opts: GuessLimitOptions = {}) {
     this.perClient = { ...PER_CLIENT, ...opts.perClient };
     this.everyone = { ...EVERYONE, ...opts.everyone };
     this.maxClients = opts.maxClients ?? 10_000;
+    this.trustMs = opts.trustMs ?? 24 * 3_600_000;
+    this.maxTrusted = opts.maxTrusted ?? 1_000;
   }
 
   /** Compares a token (`isRight`) unless guessing is blocked for `address`, and counts a miss. */
@@ -90,27 +103,29 @@ export class GuessLimiter {
     if (before) return { ok: false, blocked: before };
     if (isRight()) {
       this.clients.delete(client);
+      this.trusted.delete(client);
+      this.trusted.set(client, now + this.trustMs);
+      forgetOldest(this.trusted, this.maxTrusted);
       return { ok: true };
     }
     const mine = this.clients.get(client);
     if (mine) this.clients.delete(client);
     this.clients.set(client, fail(mine, this.perClient, now));
     this.all = fail(this.all, this.everyone, now);
-    while (this.clients.size > this.maxClients) {
-      const oldest = this.clients.keys().next().value;
-      if (oldest === undefined) break;
-      this.clients.delete(oldest);
-    }
+    forgetOldest(this.clients, this.maxClients);
     const after = this.blocked(client, now);
     if (after) this.opts.onBlock?.(after);
     return after ? { ok: false, blocked: after } : { ok: false };
   }
 
-  /** The block on `address` now (its own or everyone's, whichever lasts longer), if any. */
+  /**
+   * The block on `address` now (its own, or everyone's unless it gave the right token within
+   * `trustMs`, whichever lasts longer), if any.
+   */
   blocked(address: string, now: number): GuessBlock | undefined {
     const client = clientKey(address);
     const own = Math.max(0, (this.clients.get(client)?.blockedUntil ?? 0) - now);
-    const all = Math.max(0, (this.all?.blockedUntil ?? 0) - now);
+    const all = this.isTrusted(client, now) ? 0 : Math.max(0, (this.all?.blockedUntil ?? 0) - now);
     if (own === 0 && all === 0) return undefined;
     return {
       scope: own >= all ? 'client' : 'everyone',
@@ -122,6 +137,28 @@ export class GuessLimiter {
   /** How many client addresses are remembered (for tests). */
   get size(): number {
     return this.clients.size;
+  }
+
+  /** How many addresses that gave the right token are remembered (for tests). */
+  get trustedSize(): number {
+    return this.trusted.size;
+  }
+
+  private isTrusted(client: string, now: number): boolean {
+    const until = this.trusted.get(client);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.trusted.delete(client);
+    return false;
+  }
+}
+
+/** Drops the least recently touched entries of `map` beyond `max`. */
+function forgetOldest<V>(map: Map<string, V>, max: number): void {
+  while (map.size > max) {
+    const oldest = map.keys().next().value;
+    if (oldest === undefined) break;
+    map.delete(oldest);
   }
 }
 

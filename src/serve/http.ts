@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { messageOf } from '../util/errors.js';
 import { redact, sanitize } from '../util/redact.js';
 import type { Logger } from '../util/log.js';
+import type { GuessLimiter } from './guess-limit.js';
 import type { BpaMetrics } from './metrics.js';
 import { sendJson } from './respond.js';
 import type { Scheduler } from './scheduler.js';
@@ -14,6 +15,8 @@ export interface HttpServerOptions {
   metrics: BpaMetrics;
   /** Enables POST /hooks/git; without it the route does not exist (404). */
   webhookSecret?: string;
+  /** Counts wrong webhook secrets and signatures (the webhook secret's own limit). */
+  webhookLimiter?: GuessLimiter;
   leader?: { isLeader(): boolean };
   log: Logger;
   /** /healthz fails once a reconcile has run (or a timed one been overdue) this long (1 h). */
@@ -145,6 +148,7 @@ function buildRoutes(opts: HttpServerOptions, log: Logger): Routes {
           record: (result) => metrics.recordWebhook(result),
           log,
           maxBodyBytes: opts.maxBodyBytes,
+          ...(opts.webhookLimiter ? { limiter: opts.webhookLimiter } : {}),
         }),
     };
   }

@@ -3,6 +3,7 @@ import { requireKubeConfig } from '../kube/kubeconfig.js';
 import { watch } from 'chokidar';
 import { NOTIFY_URL, parseListen, type ConfigFor } from '../config/options.js';
 import { sourceFor } from '../reconcile/from-config.js';
+import { knownClusters } from '../reconcile/known-clusters.js';
 import { Reconciler } from '../reconcile/reconciler.js';
 import { checkStateDir } from '../state/dir.js';
 import { StalledError } from '../util/errors.js';
@@ -106,26 +107,35 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     insecureNoToken: cfg.uiInsecureNoToken,
   });
   if (access.mode === 'off') log.warn({ reason: access.reason }, 'the status page is off');
-  // One for every token check: a guess is a guess, whichever token or route it aims at.
-  const guesses = new GuessLimiter({
-    onBlock: (b) =>
-      log.warn(
-        { remote: b.client, scope: b.scope, seconds: b.seconds },
-        b.scope === 'client'
-          ? 'too many wrong tokens from one address: its token checks wait'
-          : 'too many wrong tokens from many addresses: every token check waits',
-      ),
-  });
-  const artifacts = await startArtifacts(cfg, log, guesses);
+  // One limit per secret: a guess at one token is no guess at another.
+  const limitFor = (secret: 'ui' | 'api' | 'artifacts' | 'webhook'): GuessLimiter =>
+    new GuessLimiter({
+      onBlock: (b) =>
+        log.warn(
+          { remote: b.client, scope: b.scope, seconds: b.seconds, secret },
+          b.scope === 'client'
+            ? 'too many wrong tokens from one address: its checks of this token wait'
+            : 'too many wrong tokens from many addresses: checks of this token wait, but from addresses that gave it in the last day',
+        ),
+    });
+  const guesses = {
+    ui: limitFor('ui'),
+    api: limitFor('api'),
+    artifacts: limitFor('artifacts'),
+    webhook: limitFor('webhook'),
+  };
+  const artifacts = await startArtifacts(cfg, log, guesses.artifacts);
   const apiToken = cfg.apiTokenFile
     ? await readSecretFile(cfg.apiTokenFile, 'the API token')
     : undefined;
   const suspendApi = apiToken
     ? suspendRoutes({
         token: apiToken,
-        limiter: guesses,
+        limiter: guesses.api,
         stateDir: cfg.stateDir,
-        clusters: () => reconciler.clusterNames(),
+        // The site as read, else as the state directory knows it: a standby replica and a
+        // restart during a long first apply check names too.
+        clusters: () => knownClusters(reconciler.clusterNames(), cfg.stateDir),
         trigger: () => scheduler.trigger('api'),
         log,
       })
@@ -137,6 +147,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       scheduler,
       metrics,
       webhookSecret: webhookSecret || undefined,
+      webhookLimiter: guesses.webhook,
       leader: elector,
       log,
       maxRunMs: Math.max(3_600_000, cfg.installerTimeout * 1000 * 2),
@@ -144,9 +155,9 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
         ...statusPageRoutes({
           model: ui,
           bus: live,
-          guard: uiGuard(access, guesses),
+          guard: uiGuard(access, guesses.ui),
           logs: (id) => readLogTail(cfg.stateDir, id),
-          extra: loginRoutes(access, guesses),
+          extra: loginRoutes(access, guesses.ui),
           loggedIn: access.mode === 'token',
         }),
         ...artifacts.routes,

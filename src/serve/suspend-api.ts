@@ -18,15 +18,15 @@ import { readBody } from './webhook.js';
 export interface SuspendApiOptions {
   /** The bearer token (from --api-token-file). Without one the routes do not exist. */
   token: string;
-  /** Counts wrong tokens, shared with every other token check of the server. */
+  /** Counts wrong tokens: the guess limit of this token (each secret has its own). */
   limiter: GuessLimiter;
   stateDir: string;
   /**
-   * The names of the site's clusters, as bpa last read the site (undefined until it has): a
-   * cluster the site does not have is refused rather than "suspended", since a typo would
-   * hold nothing.
+   * The names of the site's clusters, as bpa read the site or as its state directory keeps
+   * them (undefined when it knows of none at all): a cluster the site does not have is refused
+   * rather than "suspended", since a typo would hold nothing.
    */
-  clusters: () => readonly string[] | undefined;
+  clusters: () => Promise<readonly string[] | undefined> | readonly string[] | undefined;
   /** Asks for a reconcile, so the suspension reaches the reports (and the next commit) soon. */
   trigger: () => void;
   log: Logger;
@@ -45,7 +45,8 @@ const NAME = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9]
  * token. Suspensions are kept in the state directory (they survive a restart and hold for
  * every bpa applying with it), logged, and shown in the next reports, which are committed.
  * A cluster the site does not have is 404 (resuming one that is suspended is always allowed,
- * so that a suspension outliving its cluster can be lifted).
+ * so that a suspension outliving its cluster can be lifted); when bpa knows of no cluster at
+ * all, the name is taken with a warning, since an emergency stop must not wait.
  */
 export function suspendRoutes(opts: SuspendApiOptions): RouteSet[] {
   // One change at a time: two calls at once must not lose one another's suspension.
@@ -62,14 +63,18 @@ export function suspendRoutes(opts: SuspendApiOptions): RouteSet[] {
       const body = await readRequest(req, res);
       if (!body) return;
       try {
+        let unchecked: string | undefined;
         const suspended = await serial(async () => {
           const now = await readSuspensions(opts.stateDir);
           const target = body.cluster ?? WHOLE_SITE;
-          const unknown =
-            body.cluster !== undefined && !(kind === 'resume' && now[body.cluster])
-              ? unknownCluster(body.cluster, opts.clusters())
-              : undefined;
-          if (unknown) return unknown;
+          if (body.cluster !== undefined && !(kind === 'resume' && now[body.cluster])) {
+            const known = await opts.clusters();
+            // An emergency stop is never refused for want of knowledge: with no list to check
+            // against (a new state directory, the site not read yet), the name is taken.
+            if (known === undefined)
+              unchecked = `bpa does not know the site's clusters yet (it has not read the site, and its state directory names none), so it could not check that the site has a cluster ${body.cluster}: check the name`;
+            else if (!known.includes(body.cluster)) return unknownCluster(body.cluster, known);
+          }
           if (kind === 'suspend') {
             now[target] = {
               since: new Date(opts.now?.() ?? Date.now()).toISOString(),
@@ -84,18 +89,25 @@ export function suspendRoutes(opts: SuspendApiOptions): RouteSet[] {
           return now;
         });
         if (suspended instanceof Refusal) {
-          if (suspended.retryAfter) res.setHeader('retry-after', String(suspended.retryAfter));
           sendJson(res, suspended.status, suspended.body);
           return;
         }
         opts.log.warn(
-          { cluster: body.cluster ?? 'all', reason: body.reason, remote: req.socket.remoteAddress },
+          {
+            cluster: body.cluster ?? 'all',
+            reason: body.reason,
+            remote: req.socket.remoteAddress,
+            ...(unchecked ? { warning: unchecked } : {}),
+          },
           kind === 'suspend'
             ? 'suspended through the API: nothing is applied until resumed'
             : 'resumed through the API',
         );
         opts.trigger();
-        sendJson(res, 200, { suspended: view(suspended) });
+        sendJson(res, 200, {
+          suspended: view(suspended),
+          ...(unchecked ? { warning: unchecked } : {}),
+        });
       } catch (err: unknown) {
         opts.log.error({ err: messageOf(err) }, `${kind} through the API failed`);
         sendJson(res, 500, { error: 'internal', message: printable(messageOf(err)) });
@@ -125,22 +137,11 @@ class Refusal {
   constructor(
     readonly status: number,
     readonly body: Record<string, unknown>,
-    readonly retryAfter?: number,
   ) {}
 }
 
-/** 404 for a cluster the site does not have; 503 while bpa has not read the site yet. */
-function unknownCluster(name: string, known: readonly string[] | undefined): Refusal | undefined {
-  if (known === undefined)
-    return new Refusal(
-      503,
-      {
-        error: 'site_not_read',
-        message: `bpa has not read the site yet, so it cannot tell whether it has a cluster ${name}: suspend the whole site (a body without "cluster"), or try again once the first reconcile has read it`,
-      },
-      5,
-    );
-  if (known.includes(name)) return undefined;
+/** 404 for a cluster the site does not have, when bpa knows the site's clusters (`known`). */
+function unknownCluster(name: string, known: readonly string[]): Refusal {
   const clusters = [...known].sort();
   return new Refusal(404, {
     error: 'unknown_cluster',

@@ -1,7 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../util/log.js';
-import { sameSecret } from './auth.js';
+import { clientOf, guessBlockMessage, sameSecret } from './auth.js';
+import type { Guess, GuessBlock, GuessLimiter } from './guess-limit.js';
 import type { WebhookResult } from './metrics.js';
 import { sendJson } from './respond.js';
 import type { TriggerOutcome } from './scheduler.js';
@@ -14,7 +15,15 @@ export interface WebhookVerdict {
   event?: string;
   /** Whether the event asks for a reconcile (a GitHub ping does not). */
   trigger: boolean;
+  /** Set when the signature was not even checked: too many wrong ones (see GuessLimiter). */
+  blocked?: GuessBlock;
 }
+
+/** Compares a credential through a guess limit (`isRight` is the comparison). */
+export type WebhookCheck = (isRight: () => boolean) => Guess;
+
+/** Without a limit: only the comparison. */
+const UNLIMITED: WebhookCheck = (isRight) => ({ ok: isRight() });
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
@@ -26,31 +35,42 @@ const HEX_SIGNATURE = /^[0-9a-f]{64}$/i;
  * (`X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>`), Gitea and Forgejo
  * (`X-Gitea-Signature` / `X-Forgejo-Signature`: the same HMAC, bare hex) and GitLab
  * (`X-Gitlab-Token`: the secret itself). The first of these headers present decides; a
- * request with none of them is unauthorized. Every comparison takes constant time.
+ * request with none of them is unauthorized. Every comparison takes constant time, and goes
+ * through `check` (the webhook secret's guess limit): a GitLab token is a guess at the secret,
+ * and so is a signature, which anyone can compute with a secret they guess. A header that is
+ * no signature at all (not 64 hex digits) tests no secret and is refused uncounted.
  */
 export function verifyWebhook(
   headers: IncomingHttpHeaders,
   body: Buffer,
   secret: string,
+  check: WebhookCheck = UNLIMITED,
 ): WebhookVerdict {
   const denied: WebhookVerdict = { result: 'unauthorized', trigger: false };
   if (secret === '') return denied;
+  const refused = (guess: Guess): WebhookVerdict | undefined =>
+    guess.ok ? undefined : { ...denied, ...(guess.blocked ? { blocked: guess.blocked } : {}) };
   const github = single(headers['x-hub-signature-256']);
   if (github !== undefined) {
     const hex = GITHUB_SIGNATURE.exec(github)?.[1];
-    if (hex === undefined || !hmacMatches(hex, body, secret)) return denied;
+    if (hex === undefined) return denied;
+    const no = refused(check(() => hmacMatches(hex, body, secret)));
+    if (no) return no;
     const event = single(headers['x-github-event']) ?? single(headers['x-gitea-event']);
     return accepted('github', event, event !== 'ping');
   }
   const gitea = single(headers['x-gitea-signature']) ?? single(headers['x-forgejo-signature']);
   if (gitea !== undefined) {
-    if (!HEX_SIGNATURE.test(gitea) || !hmacMatches(gitea, body, secret)) return denied;
+    if (!HEX_SIGNATURE.test(gitea)) return denied;
+    const no = refused(check(() => hmacMatches(gitea, body, secret)));
+    if (no) return no;
     const event = single(headers['x-gitea-event']) ?? single(headers['x-forgejo-event']);
     return accepted('gitea', event, true);
   }
   const gitlab = single(headers['x-gitlab-token']);
   if (gitlab !== undefined) {
-    if (!sameSecret(gitlab, secret)) return denied;
+    const no = refused(check(() => sameSecret(gitlab, secret)));
+    if (no) return no;
     return accepted('gitlab', single(headers['x-gitlab-event']), true);
   }
   return denied;
@@ -110,11 +130,14 @@ export interface WebhookHandlerOptions {
   record?: (result: WebhookResult) => void;
   log: Logger;
   maxBodyBytes?: number;
+  /** The webhook secret's guess limit: wrong secrets and signatures count, a block is 429. */
+  limiter?: GuessLimiter;
+  now?: () => number;
 }
 
 /**
  * POST /hooks/git: 413 when the body is too large, 401 (and no reconcile) unless the
- * signature checks out, else 202 and a trigger, which the scheduler coalesces with any
+ * signature checks out, 429 while the limit on wrong secrets holds, else 202 and a trigger, which the scheduler coalesces with any
  * reconcile already in flight or queued.
  */
 export async function handleWebhook(
@@ -138,8 +161,23 @@ export async function handleWebhook(
     req.resume();
     return;
   }
-  const verdict = verifyWebhook(req.headers, read.body, opts.secret);
+  const limiter = opts.limiter;
+  const verdict = verifyWebhook(
+    req.headers,
+    read.body,
+    opts.secret,
+    limiter && ((isRight) => limiter.check(clientOf(req), opts.now?.() ?? Date.now(), isRight)),
+  );
   opts.record?.(verdict.result);
+  if (verdict.blocked) {
+    log.warn({ seconds: verdict.blocked.seconds }, 'webhook rejected: too many wrong secrets');
+    res.setHeader('retry-after', String(verdict.blocked.seconds));
+    sendJson(res, 429, {
+      error: 'too_many_requests',
+      message: guessBlockMessage(verdict.blocked),
+    });
+    return;
+  }
   if (verdict.result !== 'accepted') {
     log.warn('webhook rejected: missing or invalid signature');
     sendJson(res, 401, { error: 'unauthorized', message: 'missing or invalid webhook signature' });

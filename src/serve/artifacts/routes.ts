@@ -28,7 +28,7 @@ export interface ArtifactRoutesOptions {
   apt: AptRepository;
   /** The upload API's bearer token; without one, `/api/v1/artifacts` does not exist (404). */
   token?: string;
-  /** Counts wrong tokens, shared with every other token check of the server. */
+  /** Counts wrong tokens: the guess limit of this token (each secret has its own). */
   limiter: GuessLimiter;
   maxBytes: number;
   /** An upload that sends nothing for this long is cut off (60 s). */

@@ -69,7 +69,7 @@ describe('bpa serve: the suspend API', function () {
   it('refuses a cluster the site does not have: 404, once bpa has read the site', async () => {
     const url = await start(['--api-token-file', join(tmp, 'token')]);
     const auth = { authorization: 'Bearer serve-suspend-token-91c2' };
-    // Until the first reconcile has read the site the name cannot be checked (503).
+    // Once the first reconcile has read the site, a name it does not have is refused.
     await waitFor(
       'the first reconcile',
       async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined),

@@ -14,6 +14,7 @@ const CHROMIUM = '/usr/bin/chromium';
 const UI = 'ui-token-5d1f0b7c93e2a4';
 const API = 'api-token-8a6e2c1d0f7b';
 const UPLOAD = 'upload-token-3c9b7e1f2a4d';
+const HOOK = 'webhook-secret-6e0a2d9c17b4';
 
 interface Reply {
   status: number;
@@ -74,9 +75,9 @@ function call(
 }
 
 /**
- * The real `bpa serve` with the three tokens (page, suspend API, artifact API): one limit on
- * guessing holds for all of them and across addresses, the page's forms refuse other sites,
- * and HEAD on the event stream answers at once.
+ * The real `bpa serve` with every secret (page, suspend API, artifact API, webhook): a limit on
+ * guessing each, per address and across addresses, the page's forms refuse other sites, and
+ * HEAD on the event stream answers at once.
  */
 describe('bpa serve: token checks, forms from other sites, HEAD on the stream', function () {
   this.timeout(90_000);
@@ -95,6 +96,7 @@ describe('bpa serve: token checks, forms from other sites, HEAD on the stream', 
     await writeFile(join(tmp, 'ui'), `${UI}\n`, { mode: 0o600 });
     await writeFile(join(tmp, 'api'), `${API}\n`, { mode: 0o600 });
     await writeFile(join(tmp, 'upload'), `${UPLOAD}\n`, { mode: 0o600 });
+    await writeFile(join(tmp, 'hook'), `${HOOK}\n`, { mode: 0o600 });
   });
   after(async () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) await kill(c);
@@ -120,6 +122,8 @@ describe('bpa serve: token checks, forms from other sites, HEAD on the stream', 
       join(tmp, 'api'),
       '--artifacts-token-file',
       join(tmp, 'upload'),
+      '--webhook-secret-file',
+      join(tmp, 'hook'),
     ]);
     children.push(child);
     child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -235,35 +239,43 @@ describe('bpa serve: token checks, forms from other sites, HEAD on the stream', 
     assert.equal(denied.status, 401, 'the token is still needed');
   });
 
-  it('wrong tokens from one address count on every route: the page, the suspend and artifact APIs', async () => {
+  it("wrong tokens from one address count against that token's limit, on each of its routes", async () => {
     const { base } = await serve('state-one');
     const from = '127.0.0.7';
     const tries = [
       () => call(`${base}/api/v1/suspend`, { method: 'POST', headers: bearer('nope-1'), from }),
-      () => call(`${base}/api/v1/artifacts`, { headers: bearer('nope-2'), from }),
+      () => call(`${base}/api/v1/resume`, { method: 'POST', headers: bearer('nope-2'), from }),
       () => call(`${base}/api/v1/suspend`, { headers: bearer('nope-3'), from }),
-      () => call(`${base}/ui/events`, { headers: bearer('nope-4'), from }),
+      () => call(`${base}/api/v1/suspend`, { headers: bearer('nope-4'), from }),
     ];
     for (const t of tries) assert.equal((await t()).status, 401);
-    const fifth = await call(`${base}/api/v1/artifacts/files/x`, {
-      method: 'PUT',
-      headers: { ...bearer('nope-5'), 'x-checksum-sha256': '0'.repeat(64) },
-      body: 'x',
-      from,
-    });
+    const fifth = await call(`${base}/api/v1/suspend`, { headers: bearer('nope-5'), from });
     assert.equal(fifth.status, 429);
     assert.equal(fifth.headers['retry-after'], '60');
     assert.match(fifth.body, /too many wrong tokens from this address: try again in 60 s/);
-    // Blocked: the right tokens are refused from that address, uncompared, on every route.
-    for (const reply of [
-      await call(`${base}/api/v1/suspend`, { headers: bearer(API), from }),
-      await call(`${base}/api/v1/artifacts`, { headers: bearer(UPLOAD), from }),
-      await call(`${base}/`, { headers: bearer(UI), from }),
-      await login(base).then(() => call(`${base}/ui/events`, { headers: bearer(UI), from })),
-    ]) {
-      assert.equal(reply.status, 429);
-      assert.ok(Number(reply.headers['retry-after']) > 0);
-    }
+    // Blocked: the right API token is refused from that address, uncompared.
+    const right = await call(`${base}/api/v1/suspend`, { headers: bearer(API), from });
+    assert.equal(right.status, 429);
+    assert.ok(Number(right.headers['retry-after']) > 0);
+    // A guess at the API token is no guess at another: the page, artifact and webhook secrets
+    // from that address are still checked.
+    assert.equal(
+      (await call(`${base}/api/v1/artifacts`, { headers: bearer(UPLOAD), from })).status,
+      200,
+    );
+    assert.equal((await call(`${base}/`, { headers: bearer(UI), from })).status, 200);
+    const hook = (token: string): Promise<Reply> =>
+      call(`${base}/hooks/git`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-gitlab-token': token },
+        body: '{}',
+        from,
+      });
+    assert.equal((await hook(HOOK)).status, 202);
+    // Wrong GitLab tokens count on the webhook secret's own limit.
+    for (let i = 1; i <= 4; i++) assert.equal((await hook(`guess-${i}`)).status, 401);
+    assert.equal((await hook('guess-5')).status, 429);
+    assert.equal((await hook(HOOK)).status, 429, 'the right secret waits too');
     // Another address is not blocked.
     assert.equal(
       (await call(`${base}/api/v1/suspend`, { headers: bearer(API), from: '127.0.0.8' })).status,
@@ -271,8 +283,9 @@ describe('bpa serve: token checks, forms from other sites, HEAD on the stream', 
     );
   });
 
-  it('200 wrong bearer tokens from 50 addresses: after 20, every token check waits (429, Retry-After); a session keeps working', async () => {
+  it('200 wrong page tokens from 50 addresses: after 20, that token waits (429), but for a client that gave it; other tokens are checked', async () => {
     const { base, stderr } = await serve('state-many');
+    // A client that logged in (from 127.0.0.1) before the guessing began.
     const session = (((await login(base)).headers['set-cookie'] ?? [])[0] ?? '').split(';')[0];
     const statuses: number[] = [];
     const retryAfter: string[] = [];
@@ -290,22 +303,12 @@ describe('bpa serve: token checks, forms from other sites, HEAD on the stream', 
       retryAfter.every((s) => Number(s) > 0 && Number(s) <= 30),
       retryAfter.join(),
     );
-    // Every token check, from any address, with the right token too: the APIs and the page.
+    // The page's token from an address that never gave it: the bearer token and the form wait.
     const fresh = '127.0.0.200';
-    for (const reply of [
-      await call(`${base}/api/v1/suspend`, {
-        method: 'POST',
-        headers: bearer(API),
-        body: '{}',
-        from: fresh,
-      }),
-      await call(`${base}/api/v1/artifacts`, { headers: bearer(UPLOAD), from: fresh }),
-      await call(`${base}/`, { headers: bearer(UI), from: fresh }),
-    ]) {
-      assert.equal(reply.status, 429);
-      assert.ok(Number(reply.headers['retry-after']) > 0);
-      assert.match(reply.body, /too many wrong tokens from many addresses/i);
-    }
+    const page = await call(`${base}/`, { headers: bearer(UI), from: fresh });
+    assert.equal(page.status, 429);
+    assert.ok(Number(page.headers['retry-after']) > 0);
+    assert.match(page.body, /too many wrong tokens from many addresses/i);
     const form = await call(`${base}/ui/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -314,8 +317,31 @@ describe('bpa serve: token checks, forms from other sites, HEAD on the stream', 
     });
     assert.equal(form.status, 429);
     assert.equal(form.headers['set-cookie'], undefined);
-    // A session given before is no guess: the page stays open to it.
+    // The other tokens are not the page's: checked as ever, from that address too.
+    assert.equal(
+      (
+        await call(`${base}/api/v1/suspend`, {
+          method: 'POST',
+          headers: bearer(API),
+          body: '{}',
+          from: fresh,
+        })
+      ).status,
+      200,
+    );
+    assert.equal(
+      (await call(`${base}/api/v1/artifacts`, { headers: bearer(UPLOAD), from: fresh })).status,
+      200,
+    );
+    // The client that gave the page's token gets in still: by its session, by the token, and
+    // by logging in again.
     assert.equal((await call(`${base}/`, { headers: { cookie: session ?? '' } })).status, 200);
-    assert.match(stderr(), /too many wrong tokens from many addresses: every token check waits/);
+    assert.equal((await call(`${base}/`, { headers: bearer(UI) })).status, 200);
+    assert.equal((await login(base)).status, 303);
+    assert.match(
+      stderr(),
+      /too many wrong tokens from many addresses: checks of this token wait, but from addresses that gave it in the last day/,
+    );
+    assert.match(stderr(), /"secret":"ui"/);
   });
 });

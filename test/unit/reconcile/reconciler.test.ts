@@ -395,6 +395,23 @@ describe('reconciler over in-memory ports', () => {
     );
   });
 
+  it('the status API never shows the state directory: a failure naming a file in it says <stateDir>', async () => {
+    const first = await reconciler().reconcile('startup');
+    assert.equal(first.result, 'applied', JSON.stringify(first.error));
+    await writeFile(join(stateDir, 'clusters', 'east', 'applied.json'), 'not json');
+    await writeSite(siteDir, v2);
+    const summary = await reconciler().reconcile('watch');
+    assert.equal(summary.result, 'failed');
+    assert.equal(summary.error?.code, 'STATE_CORRUPT');
+    const message = summary.error?.message ?? '';
+    assert.ok(!message.includes(stateDir), message);
+    assert.match(
+      message,
+      /^<stateDir>\/clusters\/east\/applied\.json: not a valid applied-state file/,
+    );
+    assert.ok(!JSON.stringify(summary).includes(stateDir), 'nowhere in the summary');
+  });
+
   it('keeps the site between reconciles: a change is read and parsed alone, with the same result', async () => {
     const lines: Array<Record<string, unknown>> = [];
     const log = pino(

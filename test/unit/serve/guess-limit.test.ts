@@ -42,7 +42,7 @@ describe('serve: the guess limiter', () => {
     for (let i = 0; i < 4; i++) assert.equal(miss(l, 'a', t0 + 63_000 + i), 0);
   });
 
-  it('holds across addresses: 20 wrong tokens a minute from anywhere block every token check', () => {
+  it('holds across addresses: 20 wrong tokens a minute from anywhere block checks of the token', () => {
     const blocks: GuessBlock[] = [];
     const l = new GuessLimiter({ onBlock: (b) => blocks.push(b) });
     // 4 each from 50 addresses: no address alone reaches its 5.
@@ -63,6 +63,42 @@ describe('serve: the guess limiter', () => {
     assert.deepEqual(l.check('192.0.2.1', after, right), { ok: true });
     for (let i = 0; i < 19; i++) assert.equal(miss(l, `10.0.${i}.1`, after + i), 0);
     assert.equal(miss(l, '10.0.99.1', after + 100), 60, 'the next round for everyone: twice');
+  });
+
+  it("everyone's block does not hold an address that gave the right token within a day; its own does", () => {
+    const l = new GuessLimiter();
+    assert.deepEqual(l.check('192.0.2.1', t0, right), { ok: true }, 'a client that uses the token');
+    assert.deepEqual(l.check('2001:db8:5:6::1', t0, right), { ok: true });
+    let at = t0 + 3_600_000;
+    // A botnet keeps everyone blocked: 20 wrong tokens, again each time the block ends.
+    for (let round = 0; round < 6; round++) {
+      let wait = 0;
+      for (let i = 0; i < 20; i++) wait = Math.max(wait, miss(l, `10.${round}.${i}.1`, at + i));
+      assert.ok(wait > 0, `round ${round} blocks everyone`);
+      assert.equal(l.blocked('198.51.100.9', at + 100)?.scope, 'everyone', 'a new address waits');
+      // The clients that gave the right token are not locked out, their /64 alike.
+      assert.deepEqual(l.check('192.0.2.1', at + 100, right), { ok: true }, `round ${round}`);
+      assert.deepEqual(l.check('2001:db8:5:6::2', at + 100, right), { ok: true });
+      at += wait * 1000 + 1000;
+    }
+    // Its own budget still holds for a trusted address: 5 wrong tokens block it.
+    const mine = '192.0.2.1';
+    for (let i = 0; i < 4; i++) assert.equal(miss(l, mine, at + i), 0);
+    assert.equal(miss(l, mine, at + 4), 60);
+    assert.equal(l.check(mine, at + 5, right).ok, false);
+    // A day after its last right token, everyone's block holds it again.
+    const later = t0 + 3_600_000 + 25 * 3_600_000;
+    for (let i = 0; i < 20; i++) miss(l, `10.99.${i}.1`, later + i);
+    assert.equal(l.blocked('2001:db8:5:6::1', later + 100)?.scope, 'everyone');
+  });
+
+  it('remembers at most maxTrusted addresses that gave the right token', () => {
+    const l = new GuessLimiter({ maxTrusted: 3 });
+    for (let i = 0; i < 100; i++) l.check(`198.51.100.${i}`, t0 + i, right);
+    assert.equal(l.trustedSize, 3);
+    for (let i = 0; i < 20; i++) miss(l, `10.0.${i}.1`, t0 + 200);
+    assert.equal(l.blocked('198.51.100.99', t0 + 300), undefined, 'the most recent is kept');
+    assert.equal(l.blocked('198.51.100.0', t0 + 300)?.scope, 'everyone', 'the oldest forgotten');
   });
 
   it('counts an IPv6 client by its /64, and an IPv4-mapped address as IPv4', () => {

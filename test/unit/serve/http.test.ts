@@ -86,6 +86,7 @@ describe('serve/http', () => {
     webhookSecret: string | null = SECRET,
     maxRunMs?: number,
     routes?: RouteSet[],
+    webhookLimiter?: GuessLimiter,
   ): Promise<string> {
     const sink = new Writable({
       write(chunk: Buffer, _enc, done): void {
@@ -103,6 +104,7 @@ describe('serve/http', () => {
       maxRunMs,
       maxBodyBytes: 1024 * 1024,
       routes,
+      webhookLimiter,
     });
     return server.url;
   }
@@ -449,6 +451,41 @@ describe('serve/http', () => {
       while (reconcile.inFlight > 0) await reconcile.finish();
       await clock.advance(INTERVAL / 2);
       assert.deepEqual(reconcile.triggers(), ['startup', 'webhook', 'webhook']);
+    });
+  });
+
+  describe("POST /hooks/git with the webhook secret's guess limit", () => {
+    it('a wrong GitLab token or signature counts; after 5 the right one waits too (429)', async () => {
+      const url = await start(SECRET, undefined, undefined, new GuessLimiter());
+      scheduler.start();
+      await reconcile.finish();
+      assert.equal((await hook(url, { 'x-gitlab-token': SECRET })).status, 202);
+      await reconcile.finish();
+      // A header that is no signature at all tests no secret: refused, not counted.
+      for (let i = 0; i < 5; i++)
+        assert.equal((await hook(url, { 'x-hub-signature-256': 'sha256=zz' })).status, 401);
+      for (const headers of [
+        { 'x-gitlab-token': 'guess-1' },
+        { 'x-gitlab-token': 'guess-2' },
+        { 'x-hub-signature-256': `sha256=${sign(PUSH, 'guess-3')}` },
+        { 'x-gitea-signature': sign(PUSH, 'guess-4') },
+      ] as Record<string, string>[])
+        assert.equal((await hook(url, headers)).status, 401, JSON.stringify(headers));
+      const fifth = await hook(url, { 'x-gitlab-token': 'guess-5' });
+      assert.equal(fifth.status, 429);
+      assert.equal(fifth.headers['retry-after'], '60');
+      assert.match(JSON.parse(fifth.body).message, /too many wrong tokens from this address/);
+      const before = reconcile.calls.length;
+      const right = await hook(url, { 'x-gitlab-token': SECRET });
+      assert.equal(right.status, 429, 'the right secret waits too, uncompared');
+      assert.equal(
+        (await hook(url, { 'x-hub-signature-256': `sha256=${sign(PUSH)}` })).status,
+        429,
+      );
+      await settle();
+      assert.equal(reconcile.calls.length, before, 'no reconcile while blocked');
+      assert.ok(logs.some((l) => l.includes('webhook rejected: too many wrong secrets')));
+      assert.ok(!logs.some((l) => l.includes(SECRET)), 'the secret is never logged');
     });
   });
 

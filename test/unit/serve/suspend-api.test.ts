@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { knownClusters } from '../../../src/reconcile/known-clusters.js';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
 import { GuessLimiter } from '../../../src/serve/guess-limit.js';
 import { startHttpServer, type HttpServer } from '../../../src/serve/http.js';
@@ -10,7 +12,7 @@ import { BpaMetrics } from '../../../src/serve/metrics.js';
 import { Scheduler } from '../../../src/serve/scheduler.js';
 import { suspendRoutes } from '../../../src/serve/suspend-api.js';
 import { readSuspensions } from '../../../src/state/suspensions.js';
-import { silentLogger } from '../../../src/util/log.js';
+import { createLogger, silentLogger } from '../../../src/util/log.js';
 import type { Trigger } from '../../../src/reconcile/summary.js';
 import { FakeNodes, fakePorts } from '../../fakes/ports.js';
 import { FakeSiteSource } from '../../fakes/site-source.js';
@@ -32,6 +34,10 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
   let triggers: Trigger[];
   /** The site's clusters as the server knows them (undefined: the site not read yet). */
   let known: string[] | undefined;
+  /** Where the routes ask for them (by default: `known`). */
+  let clusters: () => Promise<readonly string[] | undefined> | readonly string[] | undefined;
+  /** What the routes logged. */
+  let logged: string[];
 
   const v1: SiteSpec = {
     nodes: [{ name: 'master-1', roles: ['master'], host: 0 }],
@@ -44,6 +50,8 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
     siteDir = join(tmp, 'site');
     triggers = [];
     known = ['east', 'site'];
+    clusters = () => known;
+    logged = [];
     const scheduler = new Scheduler({
       reconcile: new ManualReconcile().fn,
       intervalMs: 300_000,
@@ -57,10 +65,18 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
       routes: suspendRoutes({
         token: TOKEN,
         limiter: new GuessLimiter(),
-        clusters: () => known,
+        clusters: () => clusters(),
         stateDir,
         trigger: () => triggers.push('api'),
-        log: silentLogger(),
+        log: createLogger(
+          'info',
+          new Writable({
+            write(chunk: Buffer, _enc, done): void {
+              logged.push(chunk.toString());
+              done();
+            },
+          }),
+        ),
         now: () => Date.parse('2026-11-24T02:10:00Z'),
       }),
     });
@@ -152,14 +168,68 @@ describe('serve: POST /api/v1/suspend and /api/v1/resume', () => {
     assert.match(((await none.json()) as { message: string }).message, /it has no clusters/);
   });
 
-  it('before bpa has read the site: a cluster is 503 with Retry-After, the whole site is suspended', async () => {
+  it('knowing no cluster at all: the name is taken, with a warning in the answer and the log', async () => {
     known = undefined;
-    const r = await post('/api/v1/suspend', { cluster: 'east' });
-    assert.equal(r.status, 503);
-    assert.equal(r.headers.get('retry-after'), '5');
-    assert.match(((await r.json()) as { message: string }).message, /suspend the whole site/);
+    const r = await post('/api/v1/suspend', { cluster: 'east', reason: 'smoke' });
+    assert.equal(r.status, 200, 'an emergency stop is never refused for want of knowledge');
+    const body = (await r.json()) as { suspended: { clusters: object }; warning?: string };
+    assert.deepEqual(Object.keys(body.suspended.clusters), ['east']);
+    assert.match(body.warning ?? '', /could not check that the site has a cluster east/);
+    assert.deepEqual(Object.keys(await readSuspensions(stateDir)), ['east']);
+    const line = logged.find((l) => l.includes('suspended through the API'));
+    assert.match(line ?? '', /"warning":"bpa does not know the site's clusters yet/);
     assert.equal((await post('/api/v1/suspend', {})).status, 200);
-    assert.deepEqual(Object.keys(await readSuspensions(stateDir)), ['*']);
+    assert.deepEqual(Object.keys(await readSuspensions(stateDir)).sort(), ['*', 'east']);
+  });
+
+  it('not having read the site (a standby, a restart): checks names against the state directory', async () => {
+    clusters = () => knownClusters(undefined, stateDir);
+    await mkdir(join(stateDir, 'clusters', 'east'), { recursive: true });
+    await writeFile(
+      join(stateDir, 'status.json'),
+      JSON.stringify({
+        files: {
+          'status/west.yaml':
+            'kind: ClusterStatus\nmetadata: {name: west}\nstatus: {phase: Ready}\n',
+          'status/site.yaml': 'kind: SiteStatus\nmetadata: {name: s}\n',
+        },
+      }),
+    );
+    for (const cluster of ['east', 'west']) {
+      const r = await post('/api/v1/suspend', { cluster });
+      assert.equal(r.status, 200, cluster);
+      assert.equal(((await r.json()) as { warning?: string }).warning, undefined);
+    }
+    const typo = await post('/api/v1/suspend', { cluster: 'esat' });
+    assert.equal(typo.status, 404);
+    assert.deepEqual(((await typo.json()) as { clusters: string[] }).clusters, ['east', 'west']);
+    assert.deepEqual(Object.keys(await readSuspensions(stateDir)).sort(), ['east', 'west']);
+  });
+
+  it("knows the site's clusters while the first apply still runs", async () => {
+    await writeSite(siteDir, v1);
+    const ports = fakePorts(new FakeNodes({ jq: ['1.6-2.1ubuntu3'] }));
+    const stop = new AbortController();
+    ports.installer.next({ kind: 'hang', signal: stop.signal });
+    const reconciler = new Reconciler({
+      source: new FakeSiteSource(siteDir),
+      configFor: configWith({ stateDir }),
+      env: {},
+      log: silentLogger(),
+      resyncIntervalMs: 3_600_000,
+      ports,
+    });
+    clusters = () => reconciler.clusterNames();
+    const running = reconciler.reconcile('startup', stop.signal);
+    try {
+      await ports.installer.started;
+      assert.deepEqual(reconciler.clusterNames(), ['east']);
+      assert.equal((await post('/api/v1/suspend', { cluster: 'east' })).status, 200);
+      assert.equal((await post('/api/v1/suspend', { cluster: 'esat' })).status, 404);
+    } finally {
+      stop.abort();
+      await running;
+    }
   });
 
   it('a cluster named site and the whole site are told apart', async () => {
