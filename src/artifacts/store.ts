@@ -48,6 +48,11 @@ export interface PutResult {
   /** `unchanged`: this name held this content already (HTTP 200); otherwise 201. */
   outcome: 'created' | 'replaced' | 'unchanged';
   meta: ArtifactMeta;
+  /**
+   * The artifact is stored, but what is derived from the store (the apt index: `onChange`)
+   * could not be updated: why. It is tried again at the next change and when the store opens.
+   */
+  notDerived?: string;
 }
 
 export interface StoreOptions {
@@ -56,6 +61,11 @@ export interface StoreOptions {
   onChange?: (kind: ArtifactKind, store: ArtifactStore) => Promise<void>;
   /** Told about records skipped at open (unreadable, or naming a missing blob). */
   warn?: (message: string) => void;
+  /**
+   * Told when `onChange` failed after a change was stored (a full disk while the apt index was
+   * signed): the change stands, and what is derived from the store is stale until the next one.
+   */
+  error?: (message: string) => void;
 }
 
 export class ArtifactStore {
@@ -64,6 +74,8 @@ export class ArtifactStore {
   private readonly pinned = new Map<string, number>();
   /** md5 computations in progress, by content. */
   private readonly hashing = new Map<string, Promise<string | undefined>>();
+  /** Kinds whose `onChange` failed: run again with the next change of any kind. */
+  private readonly stale = new Set<ArtifactKind>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly now: () => Date;
 
@@ -247,8 +259,8 @@ export class ArtifactStore {
     const prev = this.metas.get(key(kind, name));
     if (prev && prev.sha256 === got.sha256) {
       // The name is served again: what is derived from the store (the apt index) includes it.
-      if (placed) await this.opts.onChange?.(kind, this);
-      return { outcome: 'unchanged', meta: prev };
+      const notDerived = placed ? await this.changed(kind) : undefined;
+      return { outcome: 'unchanged', meta: prev, ...(notDerived ? { notDerived } : {}) };
     }
     const meta: ArtifactMeta = {
       kind,
@@ -261,9 +273,46 @@ export class ArtifactStore {
     };
     await writeFileAtomic(this.metaPath(kind, name), `${JSON.stringify(meta, null, 2)}\n`, 0o644);
     this.metas.set(key(kind, name), meta);
-    if (prev) await this.collect(prev.sha256);
-    await this.opts.onChange?.(kind, this);
-    return { outcome: prev ? 'replaced' : 'created', meta };
+    // The artifact is stored from here on: nothing after this fails the upload, which would
+    // tell the client nothing was stored (and undo nothing: the old content is gone).
+    if (prev) await this.collectAfter(prev.sha256);
+    const notDerived = await this.changed(kind);
+    return { outcome: prev ? 'replaced' : 'created', meta, ...(notDerived ? { notDerived } : {}) };
+  }
+
+  /**
+   * Runs `onChange` for `kind` and for every kind whose last one failed. A failure leaves the
+   * change stored, is told (`error`) and returned for `kind`, and is tried again next time.
+   */
+  private async changed(kind: ArtifactKind): Promise<string | undefined> {
+    const onChange = this.opts.onChange;
+    if (!onChange) return undefined;
+    let failure: string | undefined;
+    for (const k of new Set([kind, ...this.stale])) {
+      try {
+        await onChange(k, this);
+        this.stale.delete(k);
+      } catch (err: unknown) {
+        this.stale.add(k);
+        const why = err instanceof Error ? err.message : String(err);
+        this.opts.error?.(
+          `the ${k} are stored, but what is derived from them (the apt index) is not updated: ${why}; tried again at the next change and when bpa serve starts`,
+        );
+        if (k === kind) failure = why;
+      }
+    }
+    return failure;
+  }
+
+  /** `collect` once a change is stored: a blob left over is removed when the store opens. */
+  private async collectAfter(sha256: string): Promise<void> {
+    try {
+      await this.collect(sha256);
+    } catch (err: unknown) {
+      this.opts.error?.(
+        `blob ${sha256} is no one's but was not removed: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
   }
 
   /** Removes `kind/name`; false when there is no such artifact. */
@@ -274,8 +323,8 @@ export class ArtifactStore {
       await rm(this.metaPath(kind, name), { force: true });
       await syncDir(join(this.dir, 'meta', kind));
       this.metas.delete(key(kind, name));
-      await this.collect(prev.sha256);
-      await this.opts.onChange?.(kind, this);
+      await this.collectAfter(prev.sha256);
+      await this.changed(kind);
       return true;
     });
   }

@@ -2,7 +2,7 @@
  * What the observe stage knows about the real world. Produced by inventory sources and lease
  * readers; consumed by the pure plan stage.
  */
-import { isNullMac } from '../util/mac.js';
+import { namesAHost } from '../util/mac.js';
 
 /** One network interface of a host. */
 export interface Nic {
@@ -36,13 +36,16 @@ export interface Host {
   origin: string;
 }
 
-/** Every MAC that identifies a host: its boot MAC and all NIC MACs, except the null MAC. */
+/**
+ * Every MAC that identifies a host: its boot MAC and all NIC MACs, except the null MAC and
+ * group (multicast, broadcast) MACs, which no NIC carries as its own (no node can name one).
+ */
 export function hostMacs(host: Host): string[] {
   // A host has a handful of MACs: a list is cheaper than a Set (10,000 hosts, several calls each).
   const macs: string[] = [];
-  if (host.bootMac && !isNullMac(host.bootMac)) macs.push(host.bootMac);
+  if (host.bootMac && namesAHost(host.bootMac)) macs.push(host.bootMac);
   for (const nic of host.nics) {
-    if (!isNullMac(nic.mac) && !macs.includes(nic.mac)) macs.push(nic.mac);
+    if (namesAHost(nic.mac) && !macs.includes(nic.mac)) macs.push(nic.mac);
   }
   return macs;
 }

@@ -185,10 +185,14 @@ export function buildReports(input: ReportInput): Map<string, string> {
   if (input.rejected?.length || input.failure) {
     // An invalid revision, or a reconcile that failed before it could look at the clusters,
     // changes nothing: the clusters keep their last reports.
-    for (const doc of input.previous.values()) {
+    // A kept report that held installer output in an operation (an older bpa wrote it) is
+    // written again without it; one that did not stays byte for byte, so no commit is made.
+    for (const [path, doc] of input.previous) {
       const prev = doc as ClusterStatusDoc | undefined;
-      if (prev?.kind === 'ClusterStatus')
-        clusters.push({ name: prev.metadata.name, phase: prev.status.phase });
+      if (prev?.kind !== 'ClusterStatus') continue;
+      clusters.push({ name: prev.metadata.name, phase: prev.status.phase });
+      const kept = keptClusterDoc(prev);
+      if (renderDoc(kept) !== renderDoc(prev)) files.set(path, render(kept));
     }
   } else {
     const names = new Set<string>([
@@ -367,8 +371,8 @@ function lastOperation(
   prev: ClusterStatusDoc | undefined,
 ): { lastOperation?: LastOperation[] } {
   const ran = outcome?.actions.filter((a) => a.result !== 'not-run') ?? [];
-  if (!ran.length)
-    return prev?.status.lastOperation ? { lastOperation: prev.status.lastOperation } : {};
+  const prevOps = carriedOperations(prev?.status.lastOperation);
+  if (!ran.length) return prevOps ? { lastOperation: prevOps } : {};
   const ops: LastOperation[] = ran.map((a) => ({
     action: a.kind,
     nodes: [...a.nodes],
@@ -385,10 +389,39 @@ function lastOperation(
   // The same failure again (a retry that changed nothing) keeps the first one's times and
   // log: the report stays as it was and makes no commit, so a failure that lasts is one entry
   // in the history, not one per retry. The status API and the page show every attempt.
-  const prevOps = prev?.status.lastOperation;
   if (ops.some((o) => o.result === 'failed') && prevOps && sameOperations(ops, prevOps))
     return { lastOperation: prevOps };
   return { lastOperation: ops };
+}
+
+/**
+ * Operations carried over from a previous report, with only the fields a report may hold: an
+ * older bpa wrote a failed action's installer output in a `message` (or any other field) of
+ * it, and a carried copy must not keep that text in git.
+ */
+function carriedOperations(ops: unknown): LastOperation[] | undefined {
+  if (!Array.isArray(ops)) return undefined;
+  const text = (v: unknown): v is string => typeof v === 'string';
+  return ops
+    .filter((o): o is Record<string, unknown> => typeof o === 'object' && o !== null)
+    .map((o) => ({
+      action: text(o.action) ? o.action : 'unknown',
+      nodes: Array.isArray(o.nodes) ? o.nodes.filter(text) : [],
+      ...(text(o.startedAt) ? { startedAt: o.startedAt } : {}),
+      ...(text(o.endedAt) ? { endedAt: o.endedAt } : {}),
+      result: text(o.result) ? o.result : 'unknown',
+      ...(text(o.step) ? { step: o.step } : {}),
+      ...(text(o.code) ? { code: o.code } : {}),
+      ...(typeof o.exitCode === 'number' ? { exitCode: o.exitCode } : {}),
+      ...(text(o.signal) ? { signal: o.signal } : {}),
+      ...(text(o.log) ? { log: o.log } : {}),
+    }));
+}
+
+/** A previous cluster report as it may be kept: its operations without free text. */
+function keptClusterDoc(doc: ClusterStatusDoc): ClusterStatusDoc {
+  const ops = carriedOperations(doc.status.lastOperation);
+  return ops ? { ...doc, status: { ...doc.status, lastOperation: ops } } : doc;
 }
 
 function sameOperations(a: readonly LastOperation[], b: readonly LastOperation[]): boolean {
@@ -549,6 +582,6 @@ export function keptReports(
   const kept = new Map<string, string>();
   for (const [path, doc] of previous)
     if (!files.has(path) && (doc as ClusterStatusDoc | undefined)?.kind === 'ClusterStatus')
-      kept.set(path, renderDoc(doc));
+      kept.set(path, renderDoc(keptClusterDoc(doc as ClusterStatusDoc)));
   return kept;
 }

@@ -34,6 +34,14 @@ export function isGroupMac(mac: string): boolean {
 }
 
 /**
+ * Whether a normalized MAC can name a host: neither NULL_MAC nor a group address. Checks the
+ * group bit first: a character, where NULL_MAC costs a comparison.
+ */
+export function namesAHost(mac: string): boolean {
+  return (parseInt(mac.charAt(1), 16) & 1) === 0 && !isNullMac(mac);
+}
+
+/**
  * `aa:bb:cc:dd:ee:ff` in lowercase hex. One regular expression: its compiled matcher reads a
  * MAC that is a slice of a file's text faster than a loop over its characters does, before
  * the loop is optimized and after (75,000 MACs: 9 against 13 ms cold, 2.4 against 6.4 warm).

@@ -14,7 +14,11 @@ export function redact(text: string): string {
   out = out.replace(AUTH_HEADER, (_m, name: string, sep: string) => `${name}${sep}${MASK}`);
   out = out.replace(BEARER, `Bearer ${MASK}`);
   out = out.replace(BASIC, (m, value: string) => (/[A-Z0-9=]/.test(value) ? `Basic ${MASK}` : m));
-  out = out.replace(FLAG_VALUE, (_m, flag: string, sep: string) => `${flag}${sep}${MASK}`);
+  out = out.replace(HERE_STRING, `$1${MASK}`);
+  // `--password-stdin` reads the password: what follows it is another argument.
+  out = out.replace(FLAG_VALUE, (m, flag: string, sep: string) =>
+    /stdin$/i.test(flag) ? m : `${flag}${sep}${MASK}`,
+  );
   out = out.replace(NAMED_VALUE, (_m, name: string, sep: string) => `${name}${sep}${MASK}`);
   out = out.replace(SHORT_PASSWORD, (_m, command: string, rest: string) => {
     // `mysql -p db` asks for the password and names a database: only `-pX` is one.
@@ -68,24 +72,40 @@ const AUTH_HEADER =
 /** `Bearer x` / `Basic x` anywhere else (a curl command line, a quoted header). */
 const BEARER = /\bBearer\s+[A-Za-z0-9\-._~+/]+=*/gi;
 const BASIC = /\bBasic\s+([A-Za-z0-9+/]{8,}={0,2})/g;
-/** `--password x`, `--token=x`, `-e ansible_password=x` (the last via NAMED_VALUE). */
-const FLAG_VALUE = new RegExp(`(--${SENSITIVE})(=|\\s+)("[^"]*"|'[^']*'|[^\\s"',;&]+)`, 'gi');
-/** `password=x`, `password: x`, `"client_secret": "x"`, `ANSIBLE_BECOME_PASS=x`. */
+/**
+ * A value: quoted, or up to whitespace or a quote (a password may hold `&`, `|`, `;` or `,`:
+ * better a separator masked with it than the end of a password kept).
+ */
+const VALUE = `("[^"]*"|'[^']*'|[^\\s"']+)`;
+/**
+ * `--password x`, `--token=x`, and in a command printed as a list (Ansible's `"cmd": [...]`
+ * in JSON, Python's repr): `"--password", "x"`; `-e ansible_password=x` via NAMED_VALUE.
+ */
+const FLAG_VALUE = new RegExp(`(--${SENSITIVE})(=|\\s+|["'],\\s*)${VALUE}`, 'gi');
+/** `docker login --password-stdin <<< x`, `passwd --stdin root <<< x`: the here-string. */
+const HERE_STRING = new RegExp(
+  `(--(?:[A-Za-z0-9_.-]{0,64}-)?stdin\\b[^\\r\\n<|;&]{0,256}?<<<\\s*)${VALUE}`,
+  'gi',
+);
+/** `password=x`, `password: x`, `"client_secret": "x"`, `ANSIBLE_BECOME_PASS=x`, `SSHPASS=x`. */
 const NAMED_VALUE = new RegExp(
-  `\\b(${SENSITIVE}|[A-Za-z0-9_]{0,64}_PASS)(["']?\\s*[:=]\\s*)("[^"]*"|'[^']*'|[^\\s"',;&]+)`,
+  `\\b(${SENSITIVE}|[A-Za-z0-9_]{0,64}_PASS|SSHPASS)(["']?\\s*[:=]\\s*)${VALUE}`,
   'gi',
 );
 /**
  * Commands whose `-p` is a password, not a port: `docker login -u admin -p x` (any
- * `… login`: podman, helm, skopeo), `sshpass -p x`, `mysql -px`; up to the end of the command.
+ * `… login`: podman, helm, skopeo), `sshpass -p x`, `mysql -px`; up to the end of the command
+ * (`|`, `;`, `&` followed by a space or another of them: one inside a password is not an end).
  */
 const SHORT_PASSWORD =
-  /\b(sshpass|mysql[a-z]{0,16}|mariadb[a-z]{0,16}|login)\b([^\r\n|;&]{0,512})/gi;
-const VALUE = `("[^"]*"|'[^']*'|[^\\s"',;&|]+)`;
-/** ` -p x`, ` -p=x`, ` -px`. */
-const SPACED_P = new RegExp(`(\\s-p(?:=|\\s+)?)${VALUE}`, 'g');
-/** ` -px` only. */
-const ATTACHED_P = new RegExp(`(\\s-p)${VALUE}`, 'g');
+  /\b(sshpass|mysql[a-z]{0,16}|mariadb[a-z]{0,16}|login)\b((?:[^\r\n|;&]|[|;&](?![\s|;&]|$)){0,512})/gi;
+/**
+ * ` -p x`, ` -p=x`, ` -px`, and in a list: `"-p", "x"`, `'-p', 'x'`, `"-px"` (never the quote
+ * that closes a `"-p"`).
+ */
+const SPACED_P = new RegExp(`(\\s-p(?:=|\\s+)?|["']-p(?:["'],\\s*|=|(?!["'])))${VALUE}`, 'g');
+/** ` -px`, `"-px"` only. */
+const ATTACHED_P = new RegExp(`(\\s-p|["']-p(?!["']))${VALUE}`, 'g');
 const TOKEN_SHAPES = [
   /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, // JWT (Kubernetes service account tokens)
   /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g, // GitHub

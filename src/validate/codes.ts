@@ -281,6 +281,12 @@ export const CODES = {
       "two BareMetalHosts share a MAC address (00:00:00:00:00:00, metal3's unknown NIC, excepted)",
     fix: 'fix the inventory: a MAC identifies one host',
   },
+  UNUSABLE_HOST_MAC: {
+    severity: 'warning',
+    summary:
+      "a BareMetalHost's boot or NIC MAC in the site is a multicast or broadcast address: it identifies no host",
+    fix: "correct the MAC where the host's document was taken from; the host stays usable by its other MACs and its resources",
+  },
   NO_HOST_DATA: {
     severity: 'warning',
     summary:

@@ -6,7 +6,7 @@
  * file, line and cause, and the other hosts are used.
  */
 import type { LoadedSite } from '../load/index.js';
-import { isNullMac, normalizeMac } from '../util/mac.js';
+import { isGroupMac, isNullMac, normalizeMac } from '../util/mac.js';
 import { error, pointer, warning, type Problem } from '../util/problem.js';
 import { classify, type KindedDocument, type Reader } from './classify.js';
 import type { InventoryDocument } from './model.js';
@@ -111,7 +111,9 @@ export function buildInventory(
     }
     if (!d.valid) return entry;
     const hwDoc = hardwareData.get(host);
-    const macs = identityMacs(d, hwDoc);
+    const { macs, unusable } = identityMacs(d, hwDoc);
+    // Observed data is not corrected by hand: a word, not an error, and the host stays.
+    if (reader === 'site') for (const m of unusable) own.push(unusableMac(host, m, hwDoc));
     const texts: string[] = [];
     let clashes = 0;
     for (const m of macs) {
@@ -185,7 +187,8 @@ function patchSiteInventory(
     const macs = last.macsAt[i];
     if (!macs?.length || last.troubled.has(i)) return undefined;
     if (d.kind !== 'BareMetalHost' || !d.valid || keyOf(d) !== keyOf(was)) return undefined;
-    const now = identityMacs(d, last.hardwareData.get(keyOf(d)));
+    const { macs: now, unusable } = identityMacs(d, last.hardwareData.get(keyOf(d)));
+    if (unusable.length) return undefined;
     if (now.length !== macs.length || now.some((m, k) => m.mac !== macs[k])) return undefined;
     (out ??= [...last.out])[i] = inventoryDocument(d);
     // The new document's own strings: the old ones are slices of the old file's text, and
@@ -243,26 +246,38 @@ function macPointer(m: IdentityMac, hwDoc: KindedDocument | undefined): string {
  * `bpa serve` an unchanged file's documents are the same objects from one reconcile to the
  * next (validate/document-cache.ts), and are never changed once read.
  */
-const macsOf = new ObjectMemo<
-  KindedDocument,
-  { hwDoc: KindedDocument | undefined; macs: IdentityMac[] }
->();
+const macsOf = new ObjectMemo<KindedDocument, { hwDoc: KindedDocument | undefined } & HostMacs>();
 
-/** The MACs that name a host: boot MAC and NIC MACs (from its HardwareData when it has one). */
-function identityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined): IdentityMac[] {
-  const known = macsOf.get(d);
-  if (known && known.hwDoc === hwDoc) return known.macs;
-  const macs = readIdentityMacs(d, hwDoc);
-  macsOf.set(d, { hwDoc, macs });
-  return macs;
+interface HostMacs {
+  macs: IdentityMac[];
+  /**
+   * Group (multicast, broadcast) MACs: no NIC carries one as its own, so they identify no host.
+   * The null MAC identifies none either, without a word: metal3 writes it for unknown NICs.
+   */
+  unusable: IdentityMac[];
 }
 
-function readIdentityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined): IdentityMac[] {
+/** The MACs that name a host: boot MAC and NIC MACs (from its HardwareData when it has one). */
+function identityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined): HostMacs {
+  const known = macsOf.get(d);
+  if (known && known.hwDoc === hwDoc) return known;
+  const read = { hwDoc, ...readIdentityMacs(d, hwDoc) };
+  macsOf.set(d, read);
+  return read;
+}
+
+function readIdentityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined): HostMacs {
   const out: IdentityMac[] = [];
+  const unusable: IdentityMac[] = [];
   const claim = (raw: unknown, doc: KindedDocument, nic: number): void => {
     if (typeof raw !== 'string') return;
     const mac = normalizeMac(raw);
-    if (!mac || isNullMac(mac)) return;
+    if (!mac) return;
+    if (isNullMac(mac)) return;
+    if (isGroupMac(mac)) {
+      unusable.push({ mac, doc, nic });
+      return;
+    }
     // A host has a handful of MACs: a scan is cheaper than a Set.
     for (const m of out) if (m.mac === mac) return;
     out.push({ mac, doc, nic });
@@ -272,7 +287,16 @@ function readIdentityMacs(d: KindedDocument, hwDoc: KindedDocument | undefined):
   if (Array.isArray(nics)) {
     for (let i = 0; i < nics.length; i++) claim(record(nics[i])['mac'], hwDoc ?? d, i);
   }
-  return out;
+  return { macs: out, unusable };
+}
+
+/** A MAC of a host in the site that names no host: left out of its identity, with a word. */
+function unusableMac(host: string, m: IdentityMac, hwDoc: KindedDocument | undefined): Problem {
+  return warning(
+    'UNUSABLE_HOST_MAC',
+    `MAC ${m.mac} of BareMetalHost "${host}" is a multicast or broadcast (group) address: it identifies no host, so no node can be pinned to the host by it and no lease is matched to it`,
+    { file: m.doc.file, doc: m.doc.doc, pointer: macPointer(m, hwDoc) },
+  );
 }
 
 function hardwareOf(d: KindedDocument, hwDoc: KindedDocument | undefined): Record<string, unknown> {

@@ -183,15 +183,26 @@ async function upload(
   // Only the body's arrival is timed: checking and storing it may take longer.
   req.once('end', () => req.setTimeout(0));
   try {
-    const { outcome, meta } = await opts.store.put(target.kind, target.name, req, {
+    const { outcome, meta, notDerived } = await opts.store.put(target.kind, target.name, req, {
       sha256,
       maxBytes: opts.maxBytes,
     });
+    // Stored, so 201/200 as for any upload; the store logged the index's failure as an error.
+    const warning = notDerived
+      ? `${target.kind}/${target.name} is stored, but the apt index was not rebuilt (${notDerived}): apt sees the change once the index is rebuilt, at the next change or when bpa serve starts`
+      : undefined;
     log.info(
-      { kind: meta.kind, name: meta.name, size: meta.size, sha256, outcome },
+      {
+        kind: meta.kind,
+        name: meta.name,
+        size: meta.size,
+        sha256,
+        outcome,
+        ...(warning ? { warning } : {}),
+      },
       'artifact stored',
     );
-    const body = describe(meta);
+    const body: Record<string, unknown> = { ...describe(meta), ...(warning ? { warning } : {}) };
     res.setHeader('location', body['url'] as string);
     sendJson(res, outcome === 'unchanged' ? 200 : 201, body);
   } catch (err: unknown) {

@@ -39,6 +39,7 @@ export async function startArtifacts(
           if (kind === 'packages') await apt.rebuild(await s.listStored('packages'));
         },
         warn: (message) => log.warn({ component: 'artifacts' }, message),
+        error: (message) => log.error({ component: 'artifacts' }, message),
       });
     } catch (err: unknown) {
       if (err instanceof StalledError) throw err;

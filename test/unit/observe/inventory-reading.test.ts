@@ -295,6 +295,65 @@ status:
   }
 });
 
+describe('2. (cont.) multicast, broadcast and null boot MACs of hosts identify no host', () => {
+  // Two hosts as observed: each with a bond reporting the broadcast MAC; the first with a
+  // multicast boot MAC, the second with the null one (no word: metal3's "unknown").
+  const host = (name: string, own: string, boot: string): string => `apiVersion: metal3.io/v1alpha1
+kind: BareMetalHost
+metadata: {name: ${name}, namespace: metal3}
+spec: {online: true, bootMACAddress: "${boot}"}
+status:
+  hardware:
+    nics:
+      - {name: eno1, mac: "${own}"}
+      - {name: bond0, mac: "ff:ff:ff:ff:ff:ff"}
+      - {name: eno2, mac: "00:00:00:00:00:00"}
+`;
+  const files = {
+    'hosts.yaml': `${host('node-1', '52:54:00:aa:00:01', '01:00:5e:00:00:01')}---\n${host('node-2', '52:54:00:aa:00:02', '00:00:00:00:00:00')}`,
+  };
+  const identities = [
+    ['node-1', ['52:54:00:aa:00:01']],
+    ['node-2', ['52:54:00:aa:00:02']],
+  ];
+
+  it('in the site: a warning at each such MAC with file and line, no DUPLICATE_HOST_MAC', async () => {
+    const r = await readInventory(files, 'site');
+    assert.deepEqual(codes(r), [
+      'UNUSABLE_HOST_MAC@hosts.yaml:4',
+      'UNUSABLE_HOST_MAC@hosts.yaml:9',
+      'UNUSABLE_HOST_MAC@hosts.yaml:20',
+    ]);
+    assert.ok(r.problems.every((p) => p.severity === 'warning'));
+    assert.match(
+      r.problems[0]?.message ?? '',
+      /MAC 01:00:5e:00:00:01 of BareMetalHost "metal3\/node-1" is a multicast or broadcast/,
+    );
+    assert.match(
+      r.problems[2]?.message ?? '',
+      /MAC ff:ff:ff:ff:ff:ff of BareMetalHost "metal3\/node-2" is a multicast or broadcast/,
+    );
+    assert.deepEqual(
+      r.hosts.map((h) => [h.name, hostMacs(h)]),
+      identities,
+    );
+  });
+
+  it('in --inventory DIR: both hosts kept, no word, the same identities', async () => {
+    const r = await readInventory(files, 'directory');
+    assert.deepEqual(codes(r), []);
+    assert.deepEqual(
+      r.hosts.map((h) => [h.name, hostMacs(h)]),
+      identities,
+    );
+  });
+
+  it('a host observed with only a group boot MAC is matched by resources, not by that MAC', () => {
+    const [h] = hostsFromObjects([bmh('x', {}, '33:33:00:00:00:01')]);
+    assert.deepEqual(hostMacs(h as Host), []);
+  });
+});
+
 describe('6. status.errorType alone makes a host ineligible', () => {
   const cases: Array<[string, Record<string, unknown>, RegExp | undefined]> = [
     [

@@ -181,21 +181,21 @@ describe('assignHosts', () => {
         name: 'MAC pins: unknown MAC, ineligible host, MAC on two hosts',
         clusters: [
           cluster('c1', [
-            node('w-1', W, { mac: 'bb:00:00:00:00:09' }),
-            node('w-2', W, { mac: 'bb:00:00:00:00:02' }),
-            node('w-3', W, { mac: 'bb:00:00:00:00:03' }),
+            node('w-1', W, { mac: 'ba:00:00:00:00:09' }),
+            node('w-2', W, { mac: 'ba:00:00:00:00:02' }),
+            node('w-3', W, { mac: 'ba:00:00:00:00:03' }),
           ]),
         ],
         hosts: [
-          host('h2', { boot: 'bb:00:00:00:00:02', reason: 'powered off' }),
-          host('h3', { boot: 'bb:00:00:00:00:03' }),
-          host('h4', { macs: ['bb:00:00:00:00:03'] }),
+          host('h2', { boot: 'ba:00:00:00:00:02', reason: 'powered off' }),
+          host('h3', { boot: 'ba:00:00:00:00:03' }),
+          host('h4', { macs: ['ba:00:00:00:00:03'] }),
         ],
         placed: {},
         unplaced: {
-          'c1/w-1': 'w-1: no host has mac bb:00:00:00:00:09',
-          'c1/w-2': 'w-2: host h2 (mac bb:00:00:00:00:02) is not eligible: powered off',
-          'c1/w-3': 'w-3: mac bb:00:00:00:00:03 belongs to more than one host: h3, h4',
+          'c1/w-1': 'w-1: no host has mac ba:00:00:00:00:09',
+          'c1/w-2': 'w-2: host h2 (mac ba:00:00:00:00:02) is not eligible: powered off',
+          'c1/w-3': 'w-3: mac ba:00:00:00:00:03 belongs to more than one host: h3, h4',
         },
       },
       {
@@ -471,10 +471,10 @@ describe('assignHosts', () => {
     });
 
     it('a MAC-pinned node whose MAC now names another host moves there', () => {
-      const cl = [cluster('c1', [node('m', M, { mac: 'dd:00:00:00:00:02' })])];
+      const cl = [cluster('c1', [node('m', M, { mac: 'dc:00:00:00:00:02' })])];
       const hosts = [
-        host('h1', { boot: 'dd:00:00:00:00:01' }),
-        host('h2', { boot: 'dd:00:00:00:00:02' }),
+        host('h1', { boot: 'dc:00:00:00:00:01' }),
+        host('h2', { boot: 'dc:00:00:00:00:02' }),
       ];
       const a = assignHosts(cl, hosts, [{ cluster: 'c1', node: 'm', host: 'h1' }]);
       assert.deepEqual(
@@ -483,7 +483,7 @@ describe('assignHosts', () => {
           [
             'h2',
             false,
-            'moved from h1 (it does not have mac dd:00:00:00:00:02); mac dd:00:00:00:00:02',
+            'moved from h1 (it does not have mac dc:00:00:00:00:02); mac dc:00:00:00:00:02',
           ],
         ],
       );

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { AptRepository } from '../../../src/artifacts/apt-repo.js';
-import { ArtifactStore } from '../../../src/artifacts/store.js';
+import { ArtifactStore, type StoreOptions } from '../../../src/artifacts/store.js';
 import { artifactRoutes } from '../../../src/serve/artifacts/routes.js';
 import { GuessLimiter } from '../../../src/serve/guess-limit.js';
 import type { RouteSet } from '../../../src/serve/http.js';
@@ -335,6 +335,7 @@ describe('serve: an upload to a full disk', () => {
     ctx: Mocha.Context,
     size: number,
     inodes?: number,
+    storeOptions: (path: string) => StoreOptions = () => ({}),
   ): Promise<{ store: ArtifactStore; path: string; url: string }> => {
     const path = join(dir, 'small');
     const got = await smallDisk(path, size, inodes);
@@ -343,7 +344,7 @@ describe('serve: an upload to a full disk', () => {
       ctx.skip();
     }
     disk = got as { unmount(): Promise<void> };
-    const store = await ArtifactStore.open(path);
+    const store = await ArtifactStore.open(path, storeOptions(path));
     server = await serveRoutes(
       artifactRoutes({
         store,
@@ -392,5 +393,81 @@ describe('serve: an upload to a full disk', () => {
     assert.match(a.body.toString(), /insufficient_storage/);
     assert.deepEqual(await leftovers(path), []);
     assert.deepEqual(store.list(), []);
+  });
+
+  /**
+   * A store whose onChange writes an index of `indexBytes` next to it once `full.on` is set:
+   * on a disk with room for the record, the index runs out of space for real (ENOSPC).
+   */
+  const failingIndex = (full: { on: boolean }, errors: string[], calls: string[]) => {
+    return (path: string): StoreOptions => ({
+      onChange: async (kind) => {
+        calls.push(kind);
+        if (!full.on) return;
+        const index = join(path, 'index');
+        try {
+          await writeFile(index, Buffer.alloc(2 << 20));
+        } finally {
+          await rm(index, { force: true });
+        }
+      },
+      error: (message) => errors.push(message),
+    });
+  };
+
+  it('the index not rebuilt after the record is written: 201 with a warning, the artifact served', async function () {
+    const full = { on: false };
+    const errors: string[] = [];
+    const calls: string[] = [];
+    const { store, path, url } = await serveSmall(
+      this,
+      1024 * 1024,
+      undefined,
+      failingIndex(full, errors, calls),
+    );
+    assert.equal((await put(url, 'image.img', Buffer.from('old image'))).status, 201);
+    full.on = true;
+    // A new name, and a replacement: both stored, the client told that the index lags.
+    for (const [name, content, outcome] of [
+      ['new.img', 'new', 'created'],
+      ['image.img', 'new image', 'replaced'],
+    ] as const) {
+      const a = await put(url, name, Buffer.from(content));
+      assert.equal(a.status, 201, a.body.toString());
+      const body = JSON.parse(a.body.toString()) as { sha256: string; warning?: string };
+      assert.equal(body.sha256, sha(content));
+      assert.match(body.warning ?? '', /is stored, but the apt index was not rebuilt \(ENOSPC/);
+      assert.doesNotMatch(a.body.toString(), /nothing was stored/);
+      assert.equal(store.get('files', name)?.sha256, sha(content), outcome);
+      const got = await request(`${url}/artifacts/files/${name}`);
+      assert.equal(got.status, 200);
+      assert.equal(got.body.toString(), content);
+    }
+    assert.equal(errors.length, 2, errors.join('\n'));
+    assert.match(errors[0] ?? '', /ENOSPC/);
+    // The store agrees with itself: one blob per record, nothing half-done, the old one gone.
+    assert.deepEqual(
+      (await readdir(join(path, 'blobs', 'sha256'))).sort(),
+      [sha('new'), sha('new image')].sort(),
+    );
+    assert.deepEqual(await readdir(join(path, 'tmp')), []);
+    assert.deepEqual((await readdir(join(path, 'meta', 'files'))).sort(), [
+      'image.img.json',
+      'new.img.json',
+    ]);
+    // The stale index is rebuilt with the next change, of any kind.
+    full.on = false;
+    calls.length = 0;
+    const later = await request(`${url}/api/v1/artifacts/images/other.img`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TOKEN}`, 'x-checksum-sha256': sha('x') },
+      body: Buffer.from('x'),
+    });
+    assert.equal(later.status, 201);
+    assert.equal(JSON.parse(later.body.toString()).warning, undefined);
+    assert.deepEqual(calls.sort(), ['files', 'images']);
+    calls.length = 0;
+    assert.equal((await put(url, 'third.img', Buffer.from('3'))).status, 201);
+    assert.deepEqual(calls, ['files'], 'rebuilt once: no longer stale');
   });
 });

@@ -63,6 +63,85 @@ describe('redact: what may leave the state directory', () => {
     ['--password X', 'helm repo add --password Hunter2 x', /--password \*\*\* x$/],
     ['--password=X', 'tool --password=Hunter2 --x', /--password=\*\*\* --x$/],
   ];
+  // Secrets as installers print them: a command as a JSON list (Ansible's "cmd") or a Python
+  // repr, environment variables, values with shell characters, here-strings. Each row: the
+  // text, the secret that must be gone, and what must stay readable.
+  const printed: Array<[string, string, string, string]> = [
+    [
+      'docker login -p in Ansible JSON cmd',
+      'fatal: [m1]: FAILED! => {"cmd": ["docker", "login", "-u", "admin", "-p", "s3cretpass", "reg:5000"], "rc": 1}',
+      's3cretpass',
+      '"cmd": ["docker", "login", "-u", "admin", "-p", ***, "reg:5000"], "rc": 1}',
+    ],
+    [
+      'sshpass -p in a Python repr',
+      "Command ['sshpass', '-p', 'secret', 'ssh', 'root@10.0.0.1'] returned 255",
+      'secret',
+      "Command ['sshpass', '-p', ***, 'ssh', 'root@10.0.0.1'] returned 255",
+    ],
+    [
+      'an attached -p in a list',
+      '["sshpass", "-pHunter2", "scp", "a", "b"]',
+      'Hunter2',
+      '["sshpass", "-p***", "scp", "a", "b"]',
+    ],
+    [
+      '--password in a JSON list',
+      '"cmd": ["helm", "repo", "add", "--password", "s3cret", "x"]',
+      's3cret',
+      '"cmd": ["helm", "repo", "add", "--password", ***, "x"]',
+    ],
+    ['SSHPASS=', 'SSHPASS=secret sshpass -e ssh root@m1', 'secret', '*** sshpass -e ssh root@m1'],
+    ['-p with & in it', 'sshpass -p s3cret&pass ssh m1', 'pass ssh', 'sshpass -p *** ssh m1'],
+    [
+      '-p with | in it',
+      'docker login -u a -p s3c|ret reg',
+      'ret reg',
+      'docker login -u a -p *** reg',
+    ],
+    [
+      '-p with ; in it',
+      'docker login -u a -p s3c;ret reg',
+      'ret reg',
+      'docker login -u a -p *** reg',
+    ],
+    ['--password with & in it', 'helm --password s3c&ret x', 'ret x', 'helm --password *** x'],
+    ['password= with ; in it', 'ansible_password=hun;ter2 x', 'ter2', 'ansible_password=*** x'],
+    [
+      '--password-stdin <<< here-string',
+      'docker login -u admin --password-stdin <<< s3cret reg:5000',
+      's3cret',
+      'docker login -u admin --password-stdin <<< *** reg:5000',
+    ],
+    [
+      'quoted here-string',
+      'podman login --password-stdin -u admin reg <<<"s3 cret"',
+      's3 cret',
+      'podman login --password-stdin -u admin reg <<<***',
+    ],
+  ];
+  for (const [name, input, secret, want] of printed) {
+    it(`masks ${name}`, () => {
+      const out = redact(input);
+      assert.ok(!out.includes(secret), out);
+      assert.ok(out.endsWith(want), out);
+    });
+  }
+
+  it('still ends a command at a separator with a space: the next command keeps its -p', () => {
+    assert.equal(
+      redact('docker login -u a -p s3cret reg && ssh -p 22 root@m1; scp -p a b'),
+      'docker login -u a -p *** reg && ssh -p 22 root@m1; scp -p a b',
+    );
+    for (const text of [
+      '["ssh", "-p", "22", "root@m1"]',
+      "['scp', '-p', 'a', 'b']",
+      '["mysql", "-u", "root", "-p", "keystone"]',
+      'docker login --password-stdin -u admin reg',
+    ])
+      assert.equal(redact(text), text);
+  });
+
   it('keeps a -p that is not a password: ssh -p 22, mysql -p (asks), ansible -p', () => {
     for (const text of ['ssh -p 22 root@10.0.0.1', 'mysql -u root -p keystone', 'scp -p a b'])
       assert.equal(redact(text), text);

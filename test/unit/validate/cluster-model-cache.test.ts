@@ -117,5 +117,17 @@ describe('cluster models: the same object while the cluster documents are the sa
     const d = await validate();
     assert.deepEqual(d.problems, a.problems);
     assert.ok(node2(d));
+    // A broadcast MAC on a NIC whose MAC the boot MAC repeats: the same identity, and a
+    // warning, found warm as cold.
+    await edit(
+      'inventory/hosts.yaml',
+      'mac: "52:54:00:10:00:02"\n        ip: 192.0.2.12',
+      'mac: "ff:ff:ff:ff:ff:ff"\n        ip: 192.0.2.12',
+    );
+    const e = await validate();
+    assert.deepEqual(
+      e.problems.filter((p) => !a.problems.includes(p)).map((p) => p.split(' ')[0]),
+      ['UNUSABLE_HOST_MAC'],
+    );
   });
 });
