@@ -10,8 +10,8 @@
 # package version and this script's hash, so a second run takes seconds and an edited script
 # rebuilds. $BPA_KUBE_CACHE/current links to the last good build; its bin/ holds
 # kube-apiserver, kube-controller-manager and etcd, and is where test/k8s/ looks
-# (BPA_KUBE_ASSETS overrides it there). A cold build takes minutes and about 2 GB of Go build
-# cache ($BPA_KUBE_CACHE/go-build, kept so a rebuild is faster).
+# (BPA_KUBE_ASSETS overrides it there). A cold build takes minutes and leaves about 2 GB of Go
+# build cache in $BPA_KUBE_CACHE/go-build, kept so that a rebuild is faster.
 set -euo pipefail
 
 CACHE=${BPA_KUBE_CACHE:-/var/cache/bpa/kube}
@@ -68,8 +68,9 @@ OUT="$CACHE/$KEY"
 
 # golang-go: the compiler; etcd-server: the store the tests start; rsync: `make gen_openapi`;
 # golang-github-modern-go-reflect2-dev: replaces the vendored reflect2 1.0.1, which crashes
-# under Go >= 1.18 on the first custom-resource write; dpkg-dev: `apt-get source`.
-pkgs=(golang-go etcd-server rsync make golang-github-modern-go-reflect2-dev dpkg-dev)
+# under Go >= 1.18 on the first custom-resource write; dpkg-dev: `apt-get source`;
+# jq: the package's build scripts.
+pkgs=(golang-go etcd-server rsync make jq golang-github-modern-go-reflect2-dev dpkg-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -90,6 +91,14 @@ fi
 [ -x /usr/bin/etcd ] || die "etcd-server installed no /usr/bin/etcd"
 
 mkdir -p "$CACHE"
+# One build at a time: a second run waits, then finds the first one's binaries.
+exec 9>"$CACHE/.lock"
+flock 9
+if [ -x "$OUT/bin/kube-apiserver" ] && [ -x "$OUT/bin/kube-controller-manager" ]; then
+  ln -sfn "$KEY" "$CACHE/current"
+  report "$OUT"
+  exit 0
+fi
 rm -f "$CACHE/current"
 BUILD="$CACHE/build-$KEY"
 LOG="$CACHE/build-$KEY.log"
@@ -122,10 +131,13 @@ done
 grep -q '^	if data == nil {$' "$SRC/vendor/k8s.io/kube-openapi/pkg/validation/validate/type.go" ||
   die "vendor/k8s.io/kube-openapi/pkg/validation/validate/type.go not found or not patched"
 
-export GOCACHE="$CACHE/go-build" GO111MODULE=off CGO_ENABLED=0 HOME="$BUILD"
-export GOPATH="$SRC/.go" GOFLAGS=
+export GO111MODULE=off CGO_ENABLED=0 HOME="$BUILD" GOPATH="$SRC/.go" GOFLAGS=
 mkdir -p "$GOPATH/src/k8s.io"
 ln -sfn ../../.. "$GOPATH/src/k8s.io/kubernetes"
+# The build scripts set GOCACHE to _output/local/go/cache; kept outside the source tree, the
+# Go build cache makes a rebuild (another version of this script) take a fraction of the time.
+mkdir -p "$CACHE/go-build" "$SRC/_output/local/go"
+ln -sfn "$CACHE/go-build" "$SRC/_output/local/go/cache"
 # nice: the machine's two cores are shared with the rest of CI.
 (
   cd "$GOPATH/src/k8s.io/kubernetes" &&
@@ -143,6 +155,7 @@ ln -s /usr/bin/etcd "$OUT/bin/etcd"
 "$OUT/bin/kube-apiserver" --version >/dev/null || die "the built kube-apiserver does not run"
 rm -rf "$BUILD"
 # Builds of an older script or package version are not used any more.
-find "$CACHE" -mindepth 1 -maxdepth 1 -type d ! -name "$KEY" ! -name go-build -exec rm -rf {} +
+find "$CACHE" -mindepth 1 -maxdepth 1 ! -name "$KEY" ! -name go-build ! -name .lock ! -name "build-$KEY.log" \
+  -exec rm -rf {} +
 ln -sfn "$KEY" "$CACHE/current"
 report "$OUT"

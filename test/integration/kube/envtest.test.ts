@@ -191,3 +191,41 @@ describe('real kube-apiserver (test/k8s/envtest.ts)', function () {
     await kube.env.admin('DELETE', `/api/v1/namespaces/${ns}`);
   });
 });
+
+describe('real kube-apiserver with kube-controller-manager (test/k8s/envtest.ts)', function () {
+  this.timeout(120_000);
+  const kube = useRealKube({ name: 'envtest-kcm', controllerManager: true });
+
+  it("runs the Job controller: a Job's pod appears, owned by the Job", async () => {
+    const { namespace } = kube.env;
+    const job = await kube.env.admin<{ metadata: { uid: string } }>(
+      'POST',
+      `/apis/batch/v1/namespaces/${namespace}/jobs`,
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'installer' },
+        spec: {
+          backoffLimit: 0,
+          template: {
+            spec: {
+              restartPolicy: 'Never',
+              containers: [{ name: 'run', image: 'installer:test', command: ['true'] }],
+            },
+          },
+        },
+      },
+    );
+    assert.equal(job.status, 201);
+    const until = Date.now() + 60_000;
+    let owners: string[] = [];
+    while (Date.now() < until && owners.length === 0) {
+      const pods = await kube.env.admin<{
+        items: { metadata: { ownerReferences?: { uid: string }[] } }[];
+      }>('GET', `/api/v1/namespaces/${namespace}/pods?labelSelector=job-name%3Dinstaller`);
+      owners = pods.body.items.flatMap((p) => (p.metadata.ownerReferences ?? []).map((o) => o.uid));
+      if (owners.length === 0) await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.deepEqual(owners, [job.body.metadata.uid]);
+  });
+});
