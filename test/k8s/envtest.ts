@@ -29,7 +29,16 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { createServer } from 'node:net';
@@ -126,45 +135,16 @@ function openssl(dir: string, args: string[]): void {
 /** A CA, the server's certificate for 127.0.0.1, and the service-account signing key. */
 function makeCerts(dir: string): void {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(
-    dir,
-    ['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3'].concat([
-      '-subj',
-      '/CN=bpa-test-ca',
-    ]),
+  const ca = ['-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3', '-subj', '/CN=bpa-test-ca'];
+  openssl(dir, ['req', '-x509', ...ec, ...ca]);
+  const csr = ['-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=kube-apiserver'];
+  openssl(dir, ['req', ...ec, ...csr]);
+  writeFileSync(
+    path.join(dir, 'server.ext'),
+    'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n',
   );
-  openssl(dir, [
-    'req',
-    ...ec,
-    '-keyout',
-    'server.key',
-    '-out',
-    'server.csr',
-    '-subj',
-    '/CN=kube-apiserver',
-  ]);
-  const ext = path.join(dir, 'server.ext');
-  spawnSync('sh', [
-    '-c',
-    `printf '%s\\n' 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc' 'extendedKeyUsage=serverAuth' > '${ext}'`,
-  ]);
-  openssl(dir, [
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'server.crt',
-    '-days',
-    '3',
-    '-extfile',
-    'server.ext',
-  ]);
+  const sign = ['-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-extfile', 'server.ext'];
+  openssl(dir, ['x509', '-req', '-in', 'server.csr', ...sign, '-out', 'server.crt', '-days', '3']);
   openssl(dir, ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'sa.key']);
   openssl(dir, ['ec', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
 }
@@ -211,6 +191,7 @@ function startProcess(name: string, bin: string, args: string[], dir: string): S
   const log = path.join(dir, `${name}.log`);
   const fd = openSync(log, 'a');
   const child = spawn(bin, args, { stdio: ['ignore', fd, fd], cwd: dir });
+  closeSync(fd);
   // Not holding the event loop: mocha ends when the tests do, and the exit handler stops it.
   child.unref();
   const started = { name, child, log };
