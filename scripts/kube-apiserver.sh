@@ -100,8 +100,10 @@ if [ -x "$OUT/bin/kube-apiserver" ] && [ -x "$OUT/bin/kube-controller-manager" ]
   exit 0
 fi
 rm -f "$CACHE/current"
-BUILD="$CACHE/build-$KEY"
-LOG="$CACHE/build-$KEY.log"
+# Always the same directory: the Go build cache keys packages by their path, so only then does
+# a rebuild (another version of this script) reuse it.
+BUILD="$CACHE/build"
+LOG="$CACHE/build.log"
 rm -rf "$BUILD"
 mkdir -p "$BUILD"
 echo "building kube-apiserver and kube-controller-manager $version in $BUILD (log: $LOG); takes minutes"
@@ -136,6 +138,9 @@ mkdir -p "$GOPATH/src/k8s.io"
 ln -sfn ../../.. "$GOPATH/src/k8s.io/kubernetes"
 # The build scripts set GOCACHE to _output/local/go/cache; kept outside the source tree, the
 # Go build cache makes a rebuild (another version of this script) take a fraction of the time.
+# It is for one package version: a new one starts it afresh, so it does not grow without end.
+[ "$(cat "$CACHE/go-build.version" 2>/dev/null)" = "$version" ] || rm -rf "$CACHE/go-build"
+echo "$version" >"$CACHE/go-build.version"
 mkdir -p "$CACHE/go-build" "$SRC/_output/local/go"
 ln -sfn "$CACHE/go-build" "$SRC/_output/local/go/cache"
 # nice: the machine's two cores are shared with the rest of CI.
@@ -155,7 +160,7 @@ ln -s /usr/bin/etcd "$OUT/bin/etcd"
 "$OUT/bin/kube-apiserver" --version >/dev/null || die "the built kube-apiserver does not run"
 rm -rf "$BUILD"
 # Builds of an older script or package version are not used any more.
-find "$CACHE" -mindepth 1 -maxdepth 1 ! -name "$KEY" ! -name go-build ! -name .lock ! -name "build-$KEY.log" \
+find "$CACHE" -mindepth 1 -maxdepth 1 ! -name "$KEY" ! -name 'go-build*' ! -name .lock ! -name build.log \
   -exec rm -rf {} +
 ln -sfn "$KEY" "$CACHE/current"
 report "$OUT"
