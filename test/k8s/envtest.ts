@@ -491,7 +491,16 @@ let shared: Promise<KubeServer> | undefined;
 
 /** The process's one server, started on first use. */
 export function sharedKubeServer(assets: KubeAssets): Promise<KubeServer> {
-  shared ??= startKubeServer(assets).catch((err: unknown) => {
+  shared ??= (async (): Promise<KubeServer> => {
+    try {
+      return await startKubeServer(assets);
+    } catch (first: unknown) {
+      // Once more: a free port found can be taken by another process before etcd or
+      // kube-apiserver binds it.
+      console.log(`    kube-apiserver failed to start, trying again: ${String(first)}`);
+      return await startKubeServer(assets);
+    }
+  })().catch((err: unknown) => {
     shared = undefined;
     throw err;
   });
