@@ -338,6 +338,34 @@ describe('rolling node changes on a real Kubernetes 1.20 API server (cordon, dra
     await nodeOps.drain('east', a, drain(5_000));
   });
 
+  it('a drain again while a pod it evicted is still Terminating and its PodDisruptionBudget allows no more: waits for it, evicts nothing again', async () => {
+    const a = await node('g');
+    const b = await node('h');
+    await pod('again-a', a, 'again');
+    await pod('again-b', b, 'again');
+    await pdb('again', 1, 1);
+    const nodeOps = ops();
+    await assert.rejects(nodeOps.drain('east', a, drain(1_000)), /to terminate$/);
+    // again-a counts no more as healthy: the budget allows nothing until it is replaced.
+    await pdbAllows('again', 0);
+    // Still Terminating through the next drain: it times out waiting for the pod, not refused.
+    await assert.rejects(nodeOps.drain('east', a, drain(1_500)), (err: unknown) => {
+      assert.ok(err instanceof BpaError, String(err));
+      assert.equal(
+        err.message,
+        `node ${a}: drain timed out after 2s waiting for ${kube.env.namespace}/again-a to terminate`,
+      );
+      return true;
+    });
+    const k = kubelet(2_500, a);
+    await nodeOps.drain('east', a, drain(30_000));
+    assert.deepEqual(
+      k.removed.map((r) => r.pod),
+      ['again-a'],
+    );
+    assert.equal(await readPod('again-a'), undefined);
+  });
+
   it("answers a policy/v1 Eviction with 400 BadRequest, and the fake's policyVersion 'v1beta1' answers exactly the same", async () => {
     const a = await node('f');
     await pod('v1-probe', a, 'probe');
