@@ -298,6 +298,36 @@ describe('rolling node changes on a real Kubernetes 1.20 API server (cordon, dra
       return true;
     });
     assert.equal((await readPod('db-a'))?.metadata.deletionTimestamp, undefined, 'not evicted');
+    const refused = await kube.env.admin(
+      'POST',
+      `/api/v1/namespaces/${kube.env.namespace}/pods/db-a/eviction`,
+      {
+        apiVersion: 'policy/v1beta1',
+        kind: 'Eviction',
+        metadata: { name: 'db-a', namespace: kube.env.namespace },
+      },
+    );
+    // What bpa's retry reads: 429 TooManyRequests, the budget's numbers in its cause.
+    assert.deepEqual(refused, {
+      status: 429,
+      body: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: "Cannot evict pod as it would violate the pod's disruption budget.",
+        reason: 'TooManyRequests',
+        details: {
+          causes: [
+            {
+              reason: 'DisruptionBudget',
+              message: 'The disruption budget db needs 2 healthy pods and has 2 currently',
+            },
+          ],
+        },
+        code: 429,
+      },
+    });
 
     // A replacement (as its ReplicaSet would start one) on the other node: the disruption
     // controller allows one disruption, and the drain, still retrying, evicts.
