@@ -148,10 +148,9 @@ describe('apply: installer as a Kubernetes Job', function () {
     await setStatus(job, { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] });
     const r = await run;
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.ok(
-      r.stdout.includes(`[jobs] (no logs yet: pod ${job.metadata.name}-x1 is not on a node)`),
-      r.stdout,
-    );
+    // This test's pod, and maybe one of kube-controller-manager's Job controller where
+    // another test file of the process started it.
+    assert.match(r.stdout, /\[jobs\] \(no logs yet: pod bpa-jobs-\S+ is not on a node\)/);
     assert.equal(
       (await jobs()).filter((j) => j.metadata.labels?.['bpa.akraino.org/cluster'] === 'jobs')
         .length,

@@ -3,7 +3,9 @@
 // defaults and validation), the watch, adoption after a restart, the re-run of a failed Job
 // (a DELETE with a propagation policy and a uid precondition), a Job deleted meanwhile. No
 // Job controller runs here: the test writes the Job's status through /status and the pods
-// the controller would make. No kubelet runs either, so a pod has no log: the server answers
+// the controller would make (where another test file of the process started
+// kube-controller-manager, its Job controller adds pods of its own: the checks allow them).
+// No kubelet runs either, so a pod has no log: the server answers
 // a log request for a pod without a node with 400, which bpa turns into "no logs yet". Log
 // contents, injected faults (403/500 on create, 410 Gone, a watch that cannot open, an
 // unreachable server) stay on the fake in test/unit/apply/k8s/installer-job.test.ts.
@@ -171,8 +173,9 @@ describe('installer Job on a real kube-apiserver (bpa service account)', functio
     await setStatus({ active: 1 });
     await setStatus(SUCCEEDED);
     const outcome = await run;
-    assert.deepEqual(outcome, { succeeded: true, adopted: false, logs: noLogs(`${name}-x7k2p`) });
-    assert.deepEqual(lines, [noLogs(`${name}-x7k2p`).trimEnd()]);
+    assert.deepEqual([outcome.succeeded, outcome.adopted], [true, false]);
+    assert.ok(outcome.logs.includes(noLogs(`${name}-x7k2p`)), outcome.logs);
+    assert.ok(lines.includes(noLogs(`${name}-x7k2p`).trimEnd()), lines.join('\n'));
     assert.equal((await listJobs()).length, 1);
   });
 
@@ -204,7 +207,7 @@ describe('installer Job on a real kube-apiserver (bpa service account)', functio
     const outcome = await run;
     assert.equal(outcome.succeeded, true);
     assert.equal(outcome.adopted, true);
-    assert.equal(outcome.logs, noLogs(`${name}-a1b2c`));
+    assert.ok(outcome.logs.includes(noLogs(`${name}-a1b2c`)), outcome.logs);
     const all = await listJobs();
     assert.deepEqual(
       all.map((j) => j.metadata.uid),
@@ -241,7 +244,8 @@ describe('installer Job on a real kube-apiserver (bpa service account)', functio
     assert.equal(outcome.succeeded, true);
     assert.equal(outcome.adopted, false);
     // The old pod is still there (no garbage collector) but belongs to the deleted Job.
-    assert.equal(outcome.logs, noLogs(`${name}-new00`), 'pods of the deleted Job are not mixed in');
+    assert.ok(outcome.logs.includes(noLogs(`${name}-new00`)), outcome.logs);
+    assert.ok(!outcome.logs.includes('old00'), 'pods of the deleted Job are not mixed in');
     assert.equal((await listJobs()).length, 1);
   });
 
