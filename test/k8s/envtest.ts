@@ -19,10 +19,11 @@
  *   call bpa's RBAC does not allow is 403 here as in a cluster.
  * - deploy/crds/ is installed; with `metal3: true` also metal3's BareMetalHost and HardwareData
  *   CRDs from ../shared/real-world/metal3/crds/ (beside the repository).
- * - `controllerManager: true` also starts kube-controller-manager (garbage collection, Job
- *   pods, PodDisruptionBudget status, namespace deletion), all its controllers but the node
- *   lifecycle one: with no kubelet, Nodes (created by the API) and their pods keep the status
- *   the test gives them.
+ * - `controllerManager: true` gives the file a second server of the process, one with
+ *   kube-controller-manager (garbage collection, Job pods, PodDisruptionBudget status,
+ *   namespace deletion; all its controllers but the node lifecycle one: with no kubelet, Nodes
+ *   created by the API and their pods keep the status the test gives them); files without it
+ *   never meet its controllers.
  * - Missing binaries or CRDs skip the file's tests with the reason printed.
  *
  * Kubernetes 1.20, unlike the clusters bpa meets, serves no policy/v1 Eviction (v1beta1 only),
@@ -497,31 +498,47 @@ export async function startKubeServer(assets: KubeAssets): Promise<KubeServer> {
   }
 }
 
-let shared: Promise<KubeServer> | undefined;
+/**
+ * The process's servers, started on first use: one without kube-controller-manager and, for
+ * the files that ask for it, one with it. Kept apart because its controllers act on every
+ * namespace: a Job controller making pods, a garbage collector finishing deletions, would
+ * change what a file that writes those parts itself sees.
+ */
+const shared = new Map<boolean, Promise<KubeServer>>();
 
-/** The process's one server, started on first use. */
-export function sharedKubeServer(assets: KubeAssets): Promise<KubeServer> {
-  shared ??= (async (): Promise<KubeServer> => {
-    try {
-      return await startKubeServer(assets);
-    } catch (first: unknown) {
-      // Once more: a free port found can be taken by another process before etcd or
-      // kube-apiserver binds it.
-      console.log(`    kube-apiserver failed to start, trying again: ${String(first)}`);
-      return await startKubeServer(assets);
-    }
-  })().catch((err: unknown) => {
-    shared = undefined;
-    throw err;
-  });
-  return shared;
+/** The process's one server (with kube-controller-manager when asked), started on first use. */
+export function sharedKubeServer(
+  assets: KubeAssets,
+  controllerManager = false,
+): Promise<KubeServer> {
+  let s = shared.get(controllerManager);
+  if (!s) {
+    s = (async (): Promise<KubeServer> => {
+      let server: KubeServer;
+      try {
+        server = await startKubeServer(assets);
+      } catch (first: unknown) {
+        // Once more: a free port found can be taken by another process before etcd or
+        // kube-apiserver binds it.
+        console.log(`    kube-apiserver failed to start, trying again: ${String(first)}`);
+        server = await startKubeServer(assets);
+      }
+      if (controllerManager) await server.startControllerManager();
+      return server;
+    })().catch((err: unknown) => {
+      shared.delete(controllerManager);
+      throw err;
+    });
+    shared.set(controllerManager, s);
+  }
+  return s;
 }
 
-/** Stops the shared server now (the exit handler does it otherwise). */
+/** Stops the shared servers now (the exit handler does it otherwise). */
 export async function stopSharedKubeServer(): Promise<void> {
-  const s = shared;
-  shared = undefined;
-  if (s) await (await s).stop();
+  const all = [...shared.values()];
+  shared.clear();
+  for (const s of all) await (await s).stop();
 }
 
 export interface KubeTestEnv {
@@ -663,7 +680,7 @@ export function useRealKube(opts: UseRealKubeOptions): { readonly env: KubeTestE
       console.log(`    skipped: ${assets.reason}`);
       this.skip();
     }
-    const server = await sharedKubeServer(assets);
+    const server = await sharedKubeServer(assets, opts.controllerManager === true);
     if (opts.metal3) {
       const reason = await server.installMetal3();
       if (reason) {
@@ -671,7 +688,6 @@ export function useRealKube(opts: UseRealKubeOptions): { readonly env: KubeTestE
         this.skip();
       }
     }
-    if (opts.controllerManager) await server.startControllerManager();
     env = await bpaNamespace(server, opts.name);
   });
   after(async function () {

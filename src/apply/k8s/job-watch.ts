@@ -47,6 +47,16 @@ function withText(succeeded: boolean, reason: string, message: string | undefine
   return message ? { succeeded, reason, message } : { succeeded, reason };
 }
 
+/**
+ * A Job with a deletionTimestamp never finishes: the Job controller leaves it alone. It stays
+ * until the garbage collector removes its finalizer (orphan, foregroundDeletion), which takes
+ * a while or, with no controller manager running, forever; waiting for the DELETED event
+ * would hang bpa that long.
+ */
+function beingDeleted(job: JobLike): boolean {
+  return Boolean(job.metadata?.deletionTimestamp);
+}
+
 export type WaitResult =
   { kind: 'finished'; job: JobLike; state: JobState } | { kind: 'deleted' } | { kind: 'aborted' };
 
@@ -83,6 +93,7 @@ export async function waitForJob(
   for (;;) {
     const state = jobState(job);
     if (state) return { kind: 'finished', job, state };
+    if (beingDeleted(job)) return { kind: 'deleted' };
     if (opts.signal?.aborted) return { kind: 'aborted' };
 
     const started = Date.now();
@@ -166,6 +177,7 @@ async function watchOnce(
     const job = event.object as JobLike;
     const state = jobState(job);
     if (state) finish({ kind: 'finished', job, state });
+    else if (beingDeleted(job)) finish({ kind: 'deleted' });
   };
 
   try {

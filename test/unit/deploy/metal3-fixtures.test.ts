@@ -4,130 +4,22 @@
  * and docs) must be one the real metal3 CRD accepts: a host a real cluster could not hold
  * proves nothing about bpa. This is the fast structural pre-check, with ajv over the newest
  * real CRD's openAPIV3Schema from ../shared/real-world/metal3/crds; the authoritative check,
- * creating them through a real kube-apiserver, comes with the envtest helper. Fields the
- * schema does not know count as errors here: the real server would prune them, so bpa would
- * not see them on a real cluster.
+ * creating them through a real kube-apiserver, is test/integration/kube/metal3-fixtures.test.ts.
+ * Fields the schema does not know count as errors here: the real server would prune them, so
+ * bpa would not see them on a real cluster.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
-import { parseAllDocuments } from 'yaml';
-import { generateSite } from '../../../bench/gen-site.js';
-import { writeSite } from '../../fakes/site.js';
-import { writeResourceSite } from '../../fakes/resource-site.js';
-import { writeLabSite } from '../../integration/apply/lab-site.js';
-import type { LabHost } from '../../lab/lab.js';
-
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CRDS = join(ROOT, '..', 'shared', 'real-world', 'metal3', 'crds');
-
-type Json = Record<string, unknown>;
-
-interface Found {
-  /** Where it comes from: a file (with the line of a docs block) or a generator. */
-  where: string;
-  doc: Json;
-}
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The newest BareMetalHost CRD there (by its metadata annotations' controller-gen version). */
-function bmhSchema(): Json {
-  const files = readdirSync(CRDS).filter((f) => f.startsWith('metal3.io_baremetalhosts.'));
-  assert.equal(files.length, 1, `one BareMetalHost CRD in ${CRDS}: ${files.join(', ')}`);
-  const crd = parseAllDocuments(readFileSync(join(CRDS, files[0] as string), 'utf8'))[0]?.toJS();
-  const versions = (crd as { spec: { versions: Array<{ name: string; schema: Json }> } }).spec
-    .versions;
-  const v1alpha1 = versions.find((v) => v.name === 'v1alpha1');
-  assert.ok(v1alpha1, 'the CRD serves v1alpha1');
-  return closed(structuredClone(v1alpha1.schema.openAPIV3Schema) as Json);
-}
-
-/**
- * An object schema with properties and no other opening takes only those properties, as the
- * API server's pruning keeps only them: a fixture's extra field would vanish on a real server.
- */
-function closed(node: Json): Json {
-  if (
-    isObject(node.properties) &&
-    node.additionalProperties === undefined &&
-    node['x-kubernetes-preserve-unknown-fields'] !== true
-  )
-    node.additionalProperties = false;
-  for (const child of Object.values(isObject(node.properties) ? node.properties : {}))
-    if (isObject(child)) closed(child);
-  if (isObject(node.items)) closed(node.items);
-  if (isObject(node.additionalProperties)) closed(node.additionalProperties);
-  return node;
-}
-
-const isBmh = (d: unknown): d is Json =>
-  isObject(d) && d.kind === 'BareMetalHost' && String(d.apiVersion).startsWith('metal3.io/');
-
-function bmhsOfText(text: string, where: string): Found[] {
-  return parseAllDocuments(text)
-    .map((d) => d.toJS() as unknown)
-    .filter(isBmh)
-    .map((doc) => ({ where, doc }));
-}
-
-function filesUnder(dir: string, ext: RegExp): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((f) => ext.test(f))
-    .map((f) => join(dir, f));
-}
-
-/** Fenced yaml blocks of the README and docs that hold a BareMetalHost. */
-function docsBlocks(): Found[] {
-  const pages = [join(ROOT, 'README.md'), ...filesUnder(join(ROOT, 'docs'), /\.md$/)];
-  const out: Found[] = [];
-  for (const page of pages) {
-    const lines = readFileSync(page, 'utf8').split('\n');
-    for (let i = 0; i < lines.length; i++) {
-      if (!/^\s*```ya?ml\s*$/.test(lines[i] as string)) continue;
-      const start = i + 1;
-      let end = start;
-      while (end < lines.length && !/^\s*```\s*$/.test(lines[end] as string)) end++;
-      const block = lines.slice(start, end).join('\n');
-      if (/kind:\s*BareMetalHost\b/.test(block))
-        out.push(...bmhsOfText(block, `${relative(ROOT, page)}:${start + 1}`));
-      i = end;
-    }
-  }
-  return out;
-}
-
-async function inventoryOf(dir: string, label: string): Promise<Found[]> {
-  const out: Found[] = [];
-  for (const f of await readdir(join(dir, 'inventory'), { recursive: true })) {
-    if (!/\.ya?ml$/.test(f)) continue;
-    out.push(...bmhsOfText(await readFile(join(dir, 'inventory', f), 'utf8'), `${label} ${f}`));
-  }
-  return out;
-}
-
-/** The sites the tests and the benchmark write, each generated into a scratch directory. */
-async function generated(tmp: string): Promise<Found[]> {
-  const out: Found[] = [];
-  await writeSite(join(tmp, 'site'), { nodes: [] });
-  out.push(...(await inventoryOf(join(tmp, 'site'), 'test/fakes/site.ts')));
-  await writeResourceSite(join(tmp, 'resource'), { workers: 1, jq: '1.6' });
-  out.push(...(await inventoryOf(join(tmp, 'resource'), 'test/fakes/resource-site.ts')));
-  const lab = [{ name: 'lab-1', mac: '52:54:00:aa:00:01', ip: '10.0.0.11' }] as unknown[];
-  await writeLabSite(lab as LabHost[], { nodes: [] }, join(tmp, 'lab'));
-  out.push(...(await inventoryOf(join(tmp, 'lab'), 'test/integration/apply/lab-site.ts')));
-  for (const shape of ['block', 'flow', 'files'] as const) {
-    const dir = join(tmp, `bench-${shape}`);
-    await generateSite(dir, 1, 12, shape);
-    out.push(...(await inventoryOf(dir, `bench/gen-site.ts (${shape})`)));
-  }
-  return out;
-}
+import {
+  METAL3_CRDS as CRDS,
+  allFixtures,
+  assertEverySourceRead,
+  bmhSchema,
+} from '../../k8s/metal3-fixtures.js';
 
 const errorText = (e: ErrorObject): string =>
   `${e.instancePath || '/'} ${e.message ?? ''}${
@@ -155,24 +47,9 @@ describe('BareMetalHost fixtures against the real metal3 CRD (structural pre-che
       formats: { 'date-time': true, int32: true, int64: true, double: true },
     }).compile(bmhSchema());
     tmp = await mkdtemp(join(tmpdir(), 'bpa-metal3-fixtures-'));
-    const sites = filesUnder(join(ROOT, 'sites'), /\.ya?ml$/).flatMap((f) =>
-      bmhsOfText(readFileSync(f, 'utf8'), relative(ROOT, f)),
-    );
-    const docs = docsBlocks();
-    const all = [...sites, ...docs, ...(await generated(tmp))];
-    // Each source is really read: an empty list would pass whatever the schema says.
-    assert.ok(sites.length >= 10, `sites/example's hosts read (${sites.length})`);
-    assert.ok(docs.length >= 1, 'the docs hold a BareMetalHost example');
-    for (const source of [
-      'test/fakes/site.ts',
-      'test/fakes/resource-site.ts',
-      'test/integration/apply/lab-site.ts',
-      'bench/gen-site.ts',
-    ])
-      assert.ok(
-        all.some((f) => f.where.startsWith(source)),
-        `${source} writes BareMetalHosts`,
-      );
+    const fixtures = await allFixtures(tmp);
+    assertEverySourceRead(fixtures);
+    const all = fixtures.all;
     const problems: string[] = [];
     for (const { where, doc } of all) {
       // Not `if (validate(doc))`: its type guard would narrow doc to never below.
