@@ -93,3 +93,41 @@ export async function createObjectsOf(
     namespace,
   );
 }
+
+/** A finished Job's status as the Job controller writes it: succeeded. */
+export const JOB_SUCCEEDED = {
+  succeeded: 1,
+  conditions: [{ type: 'Complete', status: 'True' }],
+};
+
+/** A finished Job's status as the Job controller writes it: failed at its deadline. */
+export const JOB_TIMED_OUT = {
+  failed: 1,
+  conditions: [
+    {
+      type: 'Failed',
+      status: 'True',
+      reason: 'DeadlineExceeded',
+      message: 'Job was active longer than specified deadline',
+    },
+  ],
+};
+
+/**
+ * The status of provisioned host `i` as metal3's controller writes it: every field the real
+ * CRD requires, so a real API server takes it; 8 CPUs and 8 GiB.
+ */
+export function provisionedHostStatus(i: number): Record<string, unknown> {
+  return {
+    poweredOn: true,
+    operationalStatus: 'OK',
+    errorMessage: '',
+    errorCount: 0,
+    provisioningFailCount: 0,
+    provisioning: {
+      ID: `6f1e0c2a-3b4d-4e5f-8a9b-${String(i).padStart(12, '0')}`,
+      state: 'provisioned',
+    },
+    hardware: { cpu: { count: 8 }, ramMebibytes: 8192 },
+  };
+}

@@ -18,7 +18,12 @@ import {
 } from '../../../src/apply/k8s/installer-job.js';
 import { StalledError, WaitingError } from '../../../src/util/errors.js';
 import { useRealKube } from '../../k8s/envtest.js';
-import { createObject, type KubeObjectIn } from '../../k8s/kube-objects.js';
+import {
+  createObject,
+  JOB_SUCCEEDED as SUCCEEDED,
+  JOB_TIMED_OUT as TIMED_OUT,
+  type KubeObjectIn,
+} from '../../k8s/kube-objects.js';
 
 const HASH = '3f9a1c0b7d2e4f6a8b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a';
 
@@ -35,22 +40,6 @@ interface JobObject {
   };
   status?: Record<string, unknown>;
 }
-
-const SUCCEEDED = {
-  succeeded: 1,
-  conditions: [{ type: 'Complete', status: 'True' }],
-};
-const TIMED_OUT = {
-  failed: 1,
-  conditions: [
-    {
-      type: 'Failed',
-      status: 'True',
-      reason: 'DeadlineExceeded',
-      message: 'Job was active longer than specified deadline',
-    },
-  ],
-};
 
 async function waitUntil<T>(probe: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms;

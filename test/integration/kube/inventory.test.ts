@@ -8,7 +8,12 @@ import { listMetal3Objects } from '../../../src/observe/inventory/kubernetes.js'
 import { hostsFromObjects } from '../../../src/observe/inventory/hosts.js';
 import { BpaError } from '../../../src/util/errors.js';
 import { useRealKube, type KubeTestEnv } from '../../k8s/envtest.js';
-import { createObject, createObjects, type KubeObjectIn } from '../../k8s/kube-objects.js';
+import {
+  createObject,
+  createObjects,
+  provisionedHostStatus,
+  type KubeObjectIn,
+} from '../../k8s/kube-objects.js';
 
 function host(i: number): KubeObjectIn {
   const mac = [Math.floor(i / 256), i % 256].map((b) => b.toString(16).padStart(2, '0'));
@@ -17,19 +22,7 @@ function host(i: number): KubeObjectIn {
     kind: 'BareMetalHost',
     metadata: { name: `node-${i}` },
     spec: { online: true, bootMACAddress: `52:54:00:00:${mac.join(':')}` },
-    // As metal3's controller writes it: every field the CRD requires of a status.
-    status: {
-      poweredOn: true,
-      operationalStatus: 'OK',
-      errorMessage: '',
-      errorCount: 0,
-      provisioningFailCount: 0,
-      provisioning: {
-        ID: `6f1e0c2a-3b4d-4e5f-8a9b-${String(i).padStart(12, '0')}`,
-        state: 'provisioned',
-      },
-      hardware: { cpu: { count: 8 }, ramMebibytes: 8192 },
-    },
+    status: provisionedHostStatus(i),
   };
 }
 

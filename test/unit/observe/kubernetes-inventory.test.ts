@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { listMetal3Objects } from '../../../src/observe/inventory/kubernetes.js';
 import { BpaError } from '../../../src/util/errors.js';
 import { startFakeKube, type FakeKube } from '../../fakes/kube-api-server.js';
+import { provisionedHostStatus } from '../../k8s/kube-objects.js';
 
 function host(i: number, namespace = 'metal3'): Parameters<FakeKube['put']>[0] {
   return {
@@ -9,19 +10,7 @@ function host(i: number, namespace = 'metal3'): Parameters<FakeKube['put']>[0] {
     kind: 'BareMetalHost',
     metadata: { name: `node-${i}`, namespace },
     spec: { online: true, bootMACAddress: `52:54:00:00:01:${i.toString(16).padStart(2, '0')}` },
-    // Every field the real metal3 CRD requires of a status, so a real API server takes it.
-    status: {
-      poweredOn: true,
-      operationalStatus: 'OK',
-      errorMessage: '',
-      errorCount: 0,
-      provisioningFailCount: 0,
-      provisioning: {
-        ID: `6f1e0c2a-3b4d-4e5f-8a9b-${String(i).padStart(12, '0')}`,
-        state: 'provisioned',
-      },
-      hardware: { cpu: { count: 8 }, ramMebibytes: 8192 },
-    },
+    status: provisionedHostStatus(i),
   };
 }
 

@@ -9,6 +9,10 @@ import {
 } from '../../../../src/apply/k8s/installer-job.js';
 import { BpaError, StalledError, TransientError } from '../../../../src/util/errors.js';
 import { startFakeKube, type FakeKube, type KubeObject } from '../../../fakes/kube-api-server.js';
+import {
+  JOB_SUCCEEDED as SUCCEEDED,
+  JOB_TIMED_OUT as TIMED_OUT,
+} from '../../../k8s/kube-objects.js';
 
 const NS = 'bpa-system';
 const HASH = '3f9a1c0b7d2e4f6a8b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a';
@@ -69,22 +73,6 @@ function startPod(kube: FakeKube, job: KubeObject, suffix: string, log: string):
   kube.setPodLog(NS, podName, log);
   return podName;
 }
-
-const SUCCEEDED = {
-  succeeded: 1,
-  conditions: [{ type: 'Complete', status: 'True' }],
-};
-const TIMED_OUT = {
-  failed: 1,
-  conditions: [
-    {
-      type: 'Failed',
-      status: 'True',
-      reason: 'DeadlineExceeded',
-      message: 'Job was active longer than specified deadline',
-    },
-  ],
-};
 
 // Creating, adopting, re-running, refusing a foreign Job, detaching and a deleted Job run on a
 // real kube-apiserver in test/integration/kube/installer-job.test.ts. Here, on the fake: what
