@@ -5,6 +5,7 @@
  * against the same schemas.
  *
  *   npx tsx bench/validate.ts [--shapes files,block,flow] [--runs 5] [--hosts 10000] [--peer]
+ *     [--reference]   (also the least any validator can do: bench/floor-validate.mjs)
  *     [--bpa PATH]   (another build's bin/bpa, to compare before and after)
  *
  * Shapes are described in bench/gen-site.ts (SHAPES); clusters are hosts / 10.
@@ -43,6 +44,16 @@ for (const hosts of args.hosts) {
     rows.push(
       `| ${shape} | ${site.files} | ${(site.bytes / 1e6).toFixed(1)} MB | ${c.floor.seconds.toFixed(2)} s | ${c.bpa.seconds.toFixed(2)} s | **${c.ratio.toFixed(2)}** | ${c.cpuRatio.toFixed(2)} | ${c.floor.peakMiB.toFixed(0)} / ${c.bpa.peakMiB.toFixed(0)} MiB | ${c.load[0].toFixed(1)}–${c.load[1].toFixed(1)} |`,
     );
+    if (args.flags.has('reference')) {
+      const ref = await median(args.runs, () =>
+        measure(process.execPath, [join(root, 'bench', 'floor-validate.mjs'), site.dir], {
+          cwd: root,
+        }),
+      );
+      console.log(
+        `  reference (parse, keep, schema-check only): ${ref.seconds.toFixed(2)} s, ${(ref.seconds / c.floor.seconds).toFixed(2)}× the floor, peak ${ref.peakMiB.toFixed(0)} MiB`,
+      );
+    }
     if (args.flags.has('peer')) await peer(site, out);
   }
 }
