@@ -61,6 +61,15 @@ export const STEPS = [
     run: validate,
   },
   {
+    name: 'decrypt',
+    does: "the site's SOPS files decrypted in memory and verified (apply, reconcile, serve)",
+    when: (ctx) =>
+      ctx.model !== undefined &&
+      !hasErrors(ctx.validation) &&
+      (ctx.upTo === 'apply' || ctx.upTo === 'report'),
+    run: async (ctx) => (await import('./site-secrets.js')).decryptSecrets(ctx),
+  },
+  {
     name: 'observe',
     does: 'inventory, DHCP leases, the applied state, what the nodes report',
     when: (ctx) => ctx.model !== undefined && !hasErrors(ctx.validation),
@@ -146,7 +155,10 @@ async function load(ctx: RunContext): Promise<void> {
 /** The site as the operator lets it be: what it may ask of bpa's machine is checked here too. */
 async function validate(ctx: RunContext): Promise<void> {
   const loaded = ctx.loaded as NonNullable<RunContext['loaded']>;
-  const result = validateSite(loaded, undefined, ctx.cache?.documents);
+  const result = validateSite(loaded, undefined, ctx.cache?.documents, {
+    // bpa serve --watch DIR (development): a plaintext Secret is a warning, not an error.
+    plaintextAllowed: ctx.site.kind === 'source' && ctx.site.source.watched === true,
+  });
   const trust = checkSiteTrust(result.model?.site, {
     allowSiteCommands: ctx.operator.allowSiteCommands === true,
     packageMirrors: ctx.operator.packageMirrors ?? [],
@@ -241,7 +253,9 @@ async function plan(ctx: RunContext): Promise<void> {
     prune: controller?.prune ?? cfg.prune,
     flavour: (controller?.flavour ?? cfg.flavour) as Flavour,
     ipOrder: (controller?.ipOrder ?? cfg.ipOrder) as IpSource[],
-    settings: controller ? controller.settings : executionSettings(cfg, model.site?.spec),
+    settings: controller
+      ? controller.settings
+      : executionSettings(cfg, model.site?.spec, model.secrets),
     now: ctx.now(),
     ignoreWindows: cfg.ignoreWindows === true,
     suspended: ctx.suspended,
@@ -301,6 +315,7 @@ async function apply(ctx: RunContext): Promise<void> {
     const real = await realPorts({
       cfg,
       site: model.site?.spec ?? {},
+      secrets: ctx.secrets,
       plan,
       store,
       ssh: await session.open(cfg),

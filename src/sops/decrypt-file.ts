@@ -143,7 +143,9 @@ function keyOffset(doc: Document, ...keys: string[]): number {
   let node: unknown = doc.contents;
   let offset = 0;
   for (const k of keys) {
-    const items = (node as { items?: Array<{ key: { value?: unknown; range?: number[] }; value: unknown }> })?.items;
+    const items = (
+      node as { items?: Array<{ key: { value?: unknown; range?: number[] }; value: unknown }> }
+    )?.items;
     const pair = items?.find((p) => p.key?.value === k);
     if (!pair) return offset;
     offset = pair.key.range?.[0] ?? offset;
@@ -158,7 +160,8 @@ function setAt(root: Record<string, unknown>, pointer: string, value: unknown): 
     .slice(1)
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   let node: unknown = root;
-  for (let i = 0; i < parts.length - 1; i++) node = (node as Record<string, unknown>)[parts[i] as string];
+  for (let i = 0; i < parts.length - 1; i++)
+    node = (node as Record<string, unknown>)[parts[i] as string];
   (node as Record<string, unknown>)[parts[parts.length - 1] as string] = value;
 }
 

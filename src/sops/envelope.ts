@@ -26,7 +26,12 @@ export interface SopsMetadata {
 export const ENC_VALUE =
   /^ENC\[AES256_GCM,data:([A-Za-z0-9+/]*={0,2}),iv:([A-Za-z0-9+/]+={0,2}),tag:([A-Za-z0-9+/]+={0,2}),type:(str|int|float|bool|bytes|comment)\]$/;
 
-const SELECTORS = ['unencrypted_suffix', 'encrypted_suffix', 'unencrypted_regex', 'encrypted_regex'] as const;
+const SELECTORS = [
+  'unencrypted_suffix',
+  'encrypted_suffix',
+  'unencrypted_regex',
+  'encrypted_regex',
+] as const;
 
 /** What is wrong with a document's `sops` metadata, or undefined when it can be used. */
 export function metadataIssue(sops: unknown): { pointer: string; message: string } | undefined {
@@ -40,14 +45,18 @@ export function metadataIssue(sops: unknown): { pointer: string; message: string
   if (sops['key_groups'] !== undefined && sops['key_groups'] !== null)
     return {
       pointer: '/sops/key_groups',
-      message: 'sops.key_groups (Shamir secret sharing) is not supported: encrypt for plain age recipients',
+      message:
+        'sops.key_groups (Shamir secret sharing) is not supported: encrypt for plain age recipients',
     };
   const age = sops['age'];
   const pgp = sops['pgp'];
   const hasAge = Array.isArray(age) && age.length > 0;
   const hasPgp = Array.isArray(pgp) && pgp.length > 0;
   if (!hasAge && !hasPgp)
-    return { pointer: '/sops', message: 'sops: no age recipient (sops.age) to decrypt the data key' };
+    return {
+      pointer: '/sops',
+      message: 'sops: no age recipient (sops.age) to decrypt the data key',
+    };
   if (hasAge) {
     for (const [i, r] of (age as unknown[]).entries()) {
       if (!isRecord(r) || typeof r['recipient'] !== 'string' || typeof r['enc'] !== 'string')
@@ -58,7 +67,8 @@ export function metadataIssue(sops: unknown): { pointer: string; message: string
   if (selectors.length > 1)
     return { pointer: '/sops', message: `sops: only one of ${selectors.join(', ')} may be set` };
   for (const k of selectors) {
-    if (typeof sops[k] !== 'string') return { pointer: `/sops/${k}`, message: `sops.${k}: a string` };
+    if (typeof sops[k] !== 'string')
+      return { pointer: `/sops/${k}`, message: `sops.${k}: a string` };
     if (k.endsWith('regex')) {
       try {
         new RegExp(sops[k] as string);
@@ -169,7 +179,14 @@ export function encryptValue(
   dataKey: Buffer,
   additionalData: string,
 ): string {
-  const type = typeof value === 'string' ? 'str' : typeof value === 'boolean' ? 'bool' : Number.isInteger(value) ? 'int' : 'float';
+  const type =
+    typeof value === 'string'
+      ? 'str'
+      : typeof value === 'boolean'
+        ? 'bool'
+        : Number.isInteger(value)
+          ? 'int'
+          : 'float';
   const text = String(value);
   if (text === '' && type === 'str') return '';
   const iv = randomBytes(32);

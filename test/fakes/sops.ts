@@ -39,7 +39,9 @@ export function ageKeygen(): AgeKey {
     const identity = readFileSync(join(dir, 'key'), 'utf8')
       .split('\n')
       .find((l) => l.startsWith('AGE-SECRET-KEY-')) as string;
-    const recipient = execFileSync('age-keygen', ['-y', join(dir, 'key')], { encoding: 'utf8' }).trim();
+    const recipient = execFileSync('age-keygen', ['-y', join(dir, 'key')], {
+      encoding: 'utf8',
+    }).trim();
     return { identity, recipient };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -47,7 +49,10 @@ export function ageKeygen(): AgeKey {
 }
 
 export function ageEncrypt(data: Buffer, recipients: readonly string[]): string {
-  return execFileSync('age', ['-a', ...recipients.flatMap((r) => ['-r', r])], { input: data, encoding: 'utf8' });
+  return execFileSync('age', ['-a', ...recipients.flatMap((r) => ['-r', r])], {
+    input: data,
+    encoding: 'utf8',
+  });
 }
 
 export interface SopsOptions {
@@ -66,7 +71,9 @@ export function sopsEncrypt(
   opts: SopsOptions = {},
 ): { text: string; dataKey: Buffer } {
   const dataKey = opts.dataKey ?? randomBytes(32);
-  const meta: Partial<SopsMetadata> = opts.encryptedRegex ? { encrypted_regex: opts.encryptedRegex } : {};
+  const meta: Partial<SopsMetadata> = opts.encryptedRegex
+    ? { encrypted_regex: opts.encryptedRegex }
+    : {};
   const macValues: Array<string | number | boolean | null> = [];
   const walk = (v: unknown, path: string[]): unknown => {
     if (Array.isArray(v)) return v.map((x) => walk(x, path));
@@ -98,5 +105,11 @@ export function sopsEncrypt(
 
 /** A v1 Secret with stringData, the shape bpa reads. */
 export function secretDoc(name: string, values: Record<string, string>): Record<string, unknown> {
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', stringData: values };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name },
+    type: 'Opaque',
+    stringData: values,
+  };
 }
