@@ -48,6 +48,7 @@ export async function realPorts(input: RealPortsInput): Promise<Omit<ApplyPorts,
     paths: installerPaths(plan),
     kubesprayDir,
     checkoutHere: cfg.installerMode !== 'job',
+    extraVars: settings.installerVariables !== undefined,
   });
   const bootstrapKube = await kubeConfigFor(cfg, input.env);
   if (cfg.installerMode === 'job' && !bootstrapKube) {

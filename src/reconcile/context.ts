@@ -129,6 +129,8 @@ export interface RunContext extends Readonly<Omit<RunOptions, 'now'>> {
   // decrypt
   /** The site's decrypted Secrets, by name (apply, reconcile, serve): memory only, never written. */
   secrets?: SiteSecretValues;
+  /** HMACs of each decrypted Secret's values under the state directory's key (plan/secrets.ts). */
+  secretDigests?: ReadonlyMap<string, string>;
 
   // observe
   /** The settings with the Site document's. */

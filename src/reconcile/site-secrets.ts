@@ -4,7 +4,11 @@
  * observed or applied. Its problems (file:line) join the site's, as a validation error would.
  * The values live in the run context only; nothing here writes or logs one.
  */
+import { createHmac, randomBytes } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { decryptFile } from '../sops/decrypt-file.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { unwrapDataKey } from '../sops/age.js';
 import { readAgeKeyFile, readAgeKeySecret } from '../sops/keys.js';
 import { secretValues } from '../sops/values.js';
@@ -52,7 +56,47 @@ export async function decryptSecrets(ctx: RunContext): Promise<void> {
     }
   }
   ctx.secrets = values;
+  if (values.size) ctx.secretDigests = await valueDigests(ctx.operator.stateDir, values);
 }
+
+/**
+ * An HMAC of each Secret's values under a random key kept in the state directory: it tells a
+ * re-encrypted Secret (same values, new ciphertext) from a changed one, and unlike a plain
+ * hash it gives nobody without the key a way to test guesses of a value.
+ */
+async function valueDigests(
+  stateDir: string,
+  values: ReadonlyMap<string, Readonly<Record<string, string>>>,
+): Promise<Map<string, string>> {
+  const key = await stateKey(stateDir);
+  const out = new Map<string, string>();
+  for (const [name, v] of values) {
+    const canonical = JSON.stringify(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, v[k]]),
+    );
+    out.set(name, createHmac('sha256', key).update(canonical).digest('hex'));
+  }
+  return out;
+}
+
+async function stateKey(stateDir: string): Promise<Buffer> {
+  const path = join(stateDir, SECRETS_KEY);
+  try {
+    const key = await readFile(path);
+    if (key.length === 32) return key;
+  } catch (err: unknown) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  const key = randomBytes(32);
+  await writeFileAtomic(path, key, 0o600);
+  return key;
+}
+
+/** The state directory's key for the values' HMACs (never a value itself). */
+export const SECRETS_KEY = 'secrets.key';
 
 /** Every age identity bpa was given: the key file, and the bootstrap cluster's Secret. */
 async function ageIdentitiesOf(ctx: RunContext): Promise<string[]> {

@@ -261,6 +261,7 @@ async function plan(ctx: RunContext): Promise<void> {
     suspended: ctx.suspended,
     // Only for a plan of the world observed here: one from status/ is another world.
     ...(ctx.cache?.plan && !ctx.fromStatus ? { cache: ctx.cache.plan } : {}),
+    ...(ctx.secretDigests ? { secretValues: ctx.secretDigests } : {}),
   });
   // Placement problems point into the site's files: give them lines too.
   const located = locateProblems(
@@ -296,12 +297,14 @@ async function apply(ctx: RunContext): Promise<void> {
       return;
     }
   }
-  const [{ applyPlan }, { factsAfter }, { StateStore }, { siteDigest }] = await Promise.all([
-    import('../apply/engine.js'),
-    import('../apply/facts-after.js'),
-    import('../state/store.js'),
-    import('../load/digest.js'),
-  ]);
+  const [{ applyPlan }, { factsAfter }, { StateStore }, { siteDigest }, { secretRecords }] =
+    await Promise.all([
+      import('../apply/engine.js'),
+      import('../apply/facts-after.js'),
+      import('../state/store.js'),
+      import('../load/digest.js'),
+      import('../plan/secrets.js'),
+    ]);
   const store = new StateStore(cfg.stateDir);
   const lockHeld = ctx.lock as StateLock;
   let ports = ctx.ports;
@@ -326,7 +329,9 @@ async function apply(ctx: RunContext): Promise<void> {
     });
     ports = { ...real, facts: { read: (targets) => readFacts(session, targets, cfg) } };
   }
+  const secrets = secretRecords(plan.settings, ctx.secretDigests);
   ctx.result = await applyPlan(plan, {
+    ...(secrets ? { secrets } : {}),
     store,
     verifyLock: () => lockHeld.verify(),
     log: ctx.log,

@@ -351,7 +351,8 @@ export const RUNTIME_CODES = {
   SOPS_AGE_MISSING: {
     retry: 'stalled',
     area: cli,
-    summary: "the site has SOPS-encrypted files and the age program is not installed on bpa's machine",
+    summary:
+      "the site has SOPS-encrypted files and the age program is not installed on bpa's machine",
     fix: "install Debian's age package (bpa's image has it)",
   },
   SOPS_KEY_UNREADABLE: {
@@ -365,7 +366,7 @@ export const RUNTIME_CODES = {
     retry: 'stalled',
     area: rec,
     summary:
-      "a SOPS file of the site does not decrypt or verify (tampered, or for no key bpa has): nothing was applied",
+      'a SOPS file of the site does not decrypt or verify (tampered, or for no key bpa has): nothing was applied',
     fix: 'see the problems (file:line) in the report; re-encrypt the file with sops for a recipient bpa has the key of',
   },
 

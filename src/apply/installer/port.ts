@@ -193,6 +193,8 @@ export interface CommandCheck {
   kubesprayDir?: string;
   /** Check the Kubespray checkout on this machine (not in job mode: it is in the image). */
   checkoutHere: boolean;
+  /** The runs get an extra-vars file (Site installer.variables): `{extraVars}` has a value. */
+  extraVars?: boolean;
 }
 
 /**
@@ -221,6 +223,7 @@ export async function checkCommands(
         nodes: ['n'],
         podSubnet: '10.244.64.0/18',
         kubesprayDir: check.kubesprayDir,
+        ...(check.extraVars ? { extraVars: `/d/${EXTRA_VARS_FILE}` } : {}),
       });
     } catch (err: unknown) {
       if (err instanceof BpaError && err.code === 'KUBESPRAY_DIR_MISSING') throw err;
