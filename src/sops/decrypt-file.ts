@@ -4,14 +4,21 @@
  * an edited key left unencrypted). Problems name the file and line; no message ever includes
  * a value, encrypted or not.
  */
-import { LineCounter, parseAllDocuments, type Document } from 'yaml';
+import {
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseAllDocuments,
+  type Document,
+  type Node,
+} from 'yaml';
 import { error, type Problem } from '../util/problem.js';
 import {
   additionalDataOf,
   computeMac,
   decryptValue,
   isEncryptedPath,
-  leavesOf,
   metadataIssue,
   metadataOf,
   SopsValueError,
@@ -167,4 +174,50 @@ function setAt(root: Record<string, unknown>, pointer: string, value: unknown): 
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** One scalar of a document (the `sops` key left out), in document order. */
+interface Leaf {
+  /** Mapping keys from the root; list items have their parent's path. */
+  path: string[];
+  /** JSON pointer, list indices included. */
+  pointer: string;
+  value: string | number | boolean | null;
+  /** 1-based line of the value in the file. */
+  line: number;
+}
+
+/**
+ * The scalars of a parsed YAML document in document order (the order of the MAC), keys as
+ * text. `lineOf` turns a node's offset into its line.
+ */
+function leavesOf(doc: Document, lineOf: (offset: number) => number): Leaf[] {
+  const out: Leaf[] = [];
+  const walk = (node: Node | null | undefined, path: string[], ptr: string): void => {
+    if (node === null || node === undefined) return;
+    if (isMap(node)) {
+      for (const pair of node.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+        if (path.length === 0 && key === 'sops') continue;
+        walk(pair.value as Node | null, [...path, key], `${ptr}/${escape(key)}`);
+      }
+      return;
+    }
+    if (isSeq(node)) {
+      node.items.forEach((item, i) => walk(item as Node | null, path, `${ptr}/${i}`));
+      return;
+    }
+    if (isScalar(node)) {
+      const v = node.value;
+      const value =
+        typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : null;
+      out.push({ path, pointer: ptr, value, line: lineOf(node.range?.[0] ?? 0) });
+    }
+  };
+  walk(doc.contents as Node | null, [], '');
+  return out;
+}
+
+function escape(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }

@@ -8,7 +8,6 @@
  * changing any value, or a key left unencrypted, breaks the MAC. Pure: no I/O.
  */
 import { createDecipheriv, createHash, createCipheriv, randomBytes } from 'node:crypto';
-import { isMap, isScalar, isSeq, type Document, type Node } from 'yaml';
 
 /** The `sops` metadata of a file, as far as bpa reads it. */
 export interface SopsMetadata {
@@ -98,52 +97,6 @@ export function isEncryptedPath(meta: SopsMetadata, path: readonly string[]): bo
   }
   // SOPS's default: keys ending in _unencrypted stay readable.
   return !path.some((k) => k.endsWith('_unencrypted'));
-}
-
-/** One scalar of a document (the `sops` key left out), in document order. */
-export interface Leaf {
-  /** Mapping keys from the root; list items have their parent's path. */
-  path: string[];
-  /** JSON pointer, list indices included. */
-  pointer: string;
-  value: string | number | boolean | null;
-  /** 1-based line of the value in the file. */
-  line: number;
-}
-
-/**
- * The scalars of a parsed YAML document in document order (the order of the MAC), keys as
- * text. `lineOf` turns a node's offset into its line.
- */
-export function leavesOf(doc: Document, lineOf: (offset: number) => number): Leaf[] {
-  const out: Leaf[] = [];
-  const walk = (node: Node | null | undefined, path: string[], ptr: string): void => {
-    if (node === null || node === undefined) return;
-    if (isMap(node)) {
-      for (const pair of node.items) {
-        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
-        if (path.length === 0 && key === 'sops') continue;
-        walk(pair.value as Node | null, [...path, key], `${ptr}/${escape(key)}`);
-      }
-      return;
-    }
-    if (isSeq(node)) {
-      node.items.forEach((item, i) => walk(item as Node | null, path, `${ptr}/${i}`));
-      return;
-    }
-    if (isScalar(node)) {
-      const v = node.value;
-      const value =
-        typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : null;
-      out.push({ path, pointer: ptr, value, line: lineOf(node.range?.[0] ?? 0) });
-    }
-  };
-  walk(doc.contents as Node | null, [], '');
-  return out;
-}
-
-function escape(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /** Why a value did not decrypt: a wrong data key, or a value or key changed after encryption. */

@@ -57,11 +57,15 @@ export function checkSecrets(
     const isSecret = v['apiVersion'] === 'v1' && v['kind'] === 'Secret';
     const sops = v['sops'];
     if (sops !== undefined && !isSecret) {
+      const kind = v['kind'];
+      const hidden = typeof kind === 'string' && kind.startsWith('ENC[');
       problems.push(
         error(
           'SOPS_UNSUPPORTED_KIND',
-          `a SOPS-encrypted ${typeof v['kind'] === 'string' ? v['kind'] : 'document'}: only v1 Secret documents may be encrypted in a site; keep the rest readable and refer to a Secret`,
-          where(''),
+          hidden
+            ? 'a SOPS file whose apiVersion and kind are encrypted too: encrypt only the values of a v1 Secret (sops with encrypted_regex: ^(data|stringData)$), so that bpa can tell what it is'
+            : `a SOPS-encrypted ${typeof kind === 'string' ? kind : 'document'}: only v1 Secret documents may be encrypted in a site; keep the rest readable and refer to a Secret`,
+          where(hidden ? '/kind' : ''),
         ),
       );
       continue;
@@ -74,13 +78,11 @@ export function checkSecrets(
     let encrypted = false;
     if (sops !== undefined) {
       const issue = metadataIssue(sops);
-      if (issue) {
-        problems.push(error('SOPS_INVALID', issue.message, where(issue.pointer)));
-        continue;
-      }
+      // Still a site Secret (its uses are not "not found"), but its values are not looked at.
+      if (issue) problems.push(error('SOPS_INVALID', issue.message, where(issue.pointer)));
       encrypted = true;
       const m = metadataOf(sops as Record<string, unknown>);
-      for (const [field, key, value] of values) {
+      for (const [field, key, value] of issue ? [] : values) {
         if (!isEncryptedPath(m, [field, key])) {
           problems.push(
             error(
