@@ -72,7 +72,8 @@ export class SshRegistry implements RegistryPort {
       await run(['install', '-d', '-m', '0755', dirname(path)]);
       // Credentials: readable by root only from the moment the file exists.
       if (secret) await run(['install', '-m', '0600', '/dev/null', tmp]);
-      await run(['tee', tmp], content);
+      // tee would echo the content into the command's output (and any error's tail): not credentials.
+      await run(secret ? ['sh', '-c', 'cat > "$1"', 'sh', tmp] : ['tee', tmp], content);
       await run(['chmod', secret ? '0600' : '0644', tmp]);
       await run(['mv', '-f', tmp, path]);
     };

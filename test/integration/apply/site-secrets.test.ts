@@ -284,6 +284,12 @@ describe('site secrets (SOPS) on lab hosts: bootstrap login, registry credential
     assert.match(changed.stdout, /^~ secret registry-login \(changed\)$/m);
     assert.match(changed.stdout, /configure-registry/);
     assert.ok(!changed.stdout.includes(NEW_PASS));
+    const changedJson = await bpa(args(['plan', '-o', 'json'], []));
+    assert.deepEqual(
+      (JSON.parse(changedJson.stdout) as { changedSecrets?: string[] }).changedSecrets,
+      ['registry-login'],
+    );
+    noValue(changedJson.stdout, 'the plan as JSON');
     const applied = await reconcile(['--sops-age-key-file', keyFile]);
     assert.equal(applied.code, 0, applied.stdout + applied.stderr);
     assert.match(
