@@ -170,6 +170,10 @@ async function validate(ctx: RunContext): Promise<void> {
     locateProblems(loaded.files, [...result.problems, ...trust, ...empty]),
   );
   ctx.problems = ctx.validation;
+  // Reports carry no warnings: this one (a watched directory only) is said in the log.
+  for (const p of ctx.validation)
+    if (p.code === 'SECRET_PLAINTEXT')
+      ctx.log.warn({ code: p.code, file: p.file, line: p.line }, p.message);
   ctx.onSiteRead?.(ctx);
 }
 
