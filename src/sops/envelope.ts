@@ -7,7 +7,7 @@
  * key and the `lastmodified` text as additional data. Renaming a key breaks its value's tag;
  * changing any value, or a key left unencrypted, breaks the MAC. Pure: no I/O.
  */
-import { createDecipheriv, createHash, createCipheriv, randomBytes } from 'node:crypto';
+import { createDecipheriv, createHash } from 'node:crypto';
 
 /** The `sops` metadata of a file, as far as bpa reads it. */
 export interface SopsMetadata {
@@ -124,29 +124,6 @@ export function decryptValue(
   } catch {
     throw new SopsValueError('its authentication tag does not verify');
   }
-}
-
-/** Encrypts one value as SOPS does (tests write SOPS files with it, and nothing else). */
-export function encryptValue(
-  value: string | number | boolean,
-  dataKey: Buffer,
-  additionalData: string,
-): string {
-  const type =
-    typeof value === 'string'
-      ? 'str'
-      : typeof value === 'boolean'
-        ? 'bool'
-        : Number.isInteger(value)
-          ? 'int'
-          : 'float';
-  const text = String(value);
-  if (text === '' && type === 'str') return '';
-  const iv = randomBytes(32);
-  const cipher = createCipheriv('aes-256-gcm', dataKey, iv);
-  cipher.setAAD(Buffer.from(additionalData, 'utf8'));
-  const data = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
-  return `ENC[AES256_GCM,data:${data.toString('base64')},iv:${iv.toString('base64')},tag:${cipher.getAuthTag().toString('base64')},type:${type}]`;
 }
 
 /** The additional data of a value: its path, each key followed by `:`. */

@@ -5,7 +5,7 @@
  * values in document order. Keys come from `age-keygen`, in a temp dir, never committed.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,6 @@ import { stringify } from 'yaml';
 import {
   additionalDataOf,
   computeMac,
-  encryptValue,
   isEncryptedPath,
   type SopsMetadata,
 } from '../../src/sops/envelope.js';
@@ -112,4 +111,27 @@ export function secretDoc(name: string, values: Record<string, string>): Record<
     type: 'Opaque',
     stringData: values,
   };
+}
+
+/** Encrypts one value as SOPS does (aes/cipher.go: a 32-byte nonce, the path as additional data). */
+export function encryptValue(
+  value: string | number | boolean,
+  dataKey: Buffer,
+  additionalData: string,
+): string {
+  const type =
+    typeof value === 'string'
+      ? 'str'
+      : typeof value === 'boolean'
+        ? 'bool'
+        : Number.isInteger(value)
+          ? 'int'
+          : 'float';
+  const text = String(value);
+  if (text === '' && type === 'str') return '';
+  const iv = randomBytes(32);
+  const cipher = createCipheriv('aes-256-gcm', dataKey, iv);
+  cipher.setAAD(Buffer.from(additionalData, 'utf8'));
+  const data = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
+  return `ENC[AES256_GCM,data:${data.toString('base64')},iv:${iv.toString('base64')},tag:${cipher.getAuthTag().toString('base64')},type:${type}]`;
 }
