@@ -14,7 +14,6 @@ export interface SopsMetadata {
   mac: string;
   lastmodified: string;
   age: Array<{ recipient: string; enc: string }>;
-  pgp: Array<{ fp: string; enc: string }>;
   unencrypted_suffix?: string;
   encrypted_suffix?: string;
   unencrypted_regex?: string;
@@ -48,19 +47,17 @@ export function metadataIssue(sops: unknown): { pointer: string; message: string
         'sops.key_groups (Shamir secret sharing) is not supported: encrypt for plain age recipients',
     };
   const age = sops['age'];
-  const pgp = sops['pgp'];
-  const hasAge = Array.isArray(age) && age.length > 0;
-  const hasPgp = Array.isArray(pgp) && pgp.length > 0;
-  if (!hasAge && !hasPgp)
+  const hasPgp = Array.isArray(sops['pgp']) && (sops['pgp'] as unknown[]).length > 0;
+  if (!Array.isArray(age) || age.length === 0)
     return {
       pointer: '/sops',
-      message: 'sops: no age recipient (sops.age) to decrypt the data key',
+      message: hasPgp
+        ? 'sops: PGP recipients only: bpa decrypts with age keys; add an age recipient (sops updatekeys)'
+        : 'sops: no age recipient (sops.age) to decrypt the data key',
     };
-  if (hasAge) {
-    for (const [i, r] of (age as unknown[]).entries()) {
-      if (!isRecord(r) || typeof r['recipient'] !== 'string' || typeof r['enc'] !== 'string')
-        return { pointer: `/sops/age/${i}`, message: `sops.age[${i}]: needs recipient and enc` };
-    }
+  for (const [i, r] of (age as unknown[]).entries()) {
+    if (!isRecord(r) || typeof r['recipient'] !== 'string' || typeof r['enc'] !== 'string')
+      return { pointer: `/sops/age/${i}`, message: `sops.age[${i}]: needs recipient and enc` };
   }
   const selectors = SELECTORS.filter((k) => sops[k] !== undefined && sops[k] !== '');
   if (selectors.length > 1)

@@ -90,6 +90,15 @@ describe('site Secrets checked without keys (bpa validate)', function () {
       check({ 'a.yaml': noMac, 'b.yaml': vars }).codes.map((c) => c.split('@')[0]),
       ['SOPS_INVALID'],
     );
+    const pgpOnly = login
+      .replace(/^ {2}age:[\s\S]*?(?=^ {2}lastmodified:)/m, '  age: null\n')
+      .replace(/^ {2}pgp: null$/m, '  pgp: [{fp: ABC, enc: x}]');
+    const pgp = check({ 'a.yaml': pgpOnly, 'b.yaml': vars }).problems;
+    assert.deepEqual(
+      pgp.map((p) => p.code),
+      ['SOPS_INVALID'],
+    );
+    assert.match(pgp[0]!.message, /PGP recipients only/);
     const plainValue = login.replace(/password: ENC\[[^\]]+\]/, 'password: hunter2');
     const lines = plainValue.split('\n');
     assert.deepEqual(check({ 'a.yaml': plainValue, 'b.yaml': vars }).codes, [
