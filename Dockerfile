@@ -42,10 +42,11 @@ LABEL org.opencontainers.image.title="bpa" \
 # git: for local installer commands and for inspecting the working copy in the state volume
 # (bpa's own git traffic is isomorphic-git); openssh-client: ssh-keygen (bpa's key pair) and
 # ssh-keyscan (node host keys), ssh-keygen -Y verify (SSH-signed commits); gnupg, gpgv:
-# OpenPGP-signed commits (--verify-signatures); ca-certificates: HTTPS to the git host. Node.js's package
+# OpenPGP-signed commits (--verify-signatures); age: the data keys of the site's SOPS-encrypted
+# Secrets; ca-certificates: HTTPS to the git host. Node.js's package
 # managers are removed: nothing is installed at run time.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git openssh-client ca-certificates gnupg gpgv \
+ && apt-get install -y --no-install-recommends git openssh-client ca-certificates gnupg gpgv age \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb \
  && rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
            /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \

@@ -14,7 +14,7 @@ export const LAYERS = [
   ['util'],
   ['config'],
   ['kube'],
-  ['ssh', 'apt', 'source', 'runtime'],
+  ['ssh', 'apt', 'source', 'runtime', 'sops'],
   ['load'],
   ['validate'],
   ['state', 'artifacts'],

@@ -5,7 +5,7 @@ import { canonicalJson, sha256Hex } from '../plan/hash.js';
 import type { Action, ClusterPlan, Plan, PlannedNode } from '../plan/index.js';
 import { mirrorDigest } from '../runtime/registry-mirror.js';
 import { isoMinute, windowStatus } from '../plan/windows.js';
-import type { AppliedCluster } from '../state/applied.js';
+import type { AppliedCluster, SecretRecord } from '../state/applied.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { Journal, type StepRecord } from '../state/journal.js';
 import type { StateStore } from '../state/store.js';
@@ -28,6 +28,8 @@ import type {
 } from './ports.js';
 
 export interface ApplyDeps {
+  /** The site Secrets this plan acts with (digests and HMACs, never values): recorded as applied. */
+  secrets?: Record<string, SecretRecord>;
   store: StateStore;
   /** Called before every journal write: throws when this process lost the state lock. */
   verifyLock: () => Promise<void>;
@@ -650,6 +652,7 @@ class ActionRun {
       packages: { master: [], worker: [] },
     };
     const next = change(current);
+    if (this.deps.secrets) next.secrets = { ...next.secrets, ...this.deps.secrets };
     await this.deps.verifyLock();
     await this.deps.store.writeCluster({
       ...next,

@@ -5,6 +5,8 @@ import { executionSettings, kubesprayDirOf } from '../config/execution.js';
 import type { Config } from '../config/options.js';
 import type { Plan } from '../plan/index.js';
 import type { BootstrapCredentials } from '../ssh/bootstrap.js';
+import type { SiteSecretValues } from '../sops/values.js';
+import { SECRET_USES, secretRef } from '../validate/secrets.js';
 import { readCredentialsFile, readSecretCredentials } from '../ssh/credentials.js';
 import type { OpenSsh } from '../ssh/session.js';
 import type { StateStore } from '../state/store.js';
@@ -22,6 +24,8 @@ export interface RealPortsInput {
   cfg: Config;
   /** The Site document's spec. */
   site: Record<string, unknown>;
+  /** The site's decrypted Secrets (reconcile/site-secrets.ts). */
+  secrets?: SiteSecretValues;
   plan: Plan;
   store: StateStore;
   ssh: OpenSsh;
@@ -44,12 +48,19 @@ export async function realPorts(input: RealPortsInput): Promise<Omit<ApplyPorts,
     paths: installerPaths(plan),
     kubesprayDir,
     checkoutHere: cfg.installerMode !== 'job',
+    extraVars: settings.installerVariables !== undefined,
   });
   const bootstrapKube = await kubeConfigFor(cfg, input.env);
   if (cfg.installerMode === 'job' && !bootstrapKube) {
     throw new StalledError(
       'INSTALLER_MODE_UNSUPPORTED',
       'installer mode "job" needs the bootstrap cluster: give --bootstrap-kubeconfig, or run bpa in the cluster',
+    );
+  }
+  if (cfg.installerMode === 'job' && settings.installerVariables !== undefined) {
+    throw new StalledError(
+      'INSTALLER_MODE_UNSUPPORTED',
+      'installer.variables (a site Secret) is passed to local installer runs only: use installer mode "local", or give the variables to the Job another way',
     );
   }
   if (cfg.installerMode === 'job' && !cfg.installerImage) {
@@ -94,7 +105,7 @@ export async function realPorts(input: RealPortsInput): Promise<Omit<ApplyPorts,
       user: cfg.sshUser,
       port: cfg.sshPort,
       publicKeyPath: keys.publicKey,
-      bootstrap: bootstrapCredentials(cfg, site, bootstrapKube),
+      bootstrap: bootstrapCredentials(cfg, site, bootstrapKube, input.secrets),
       knownHostsFile: (c) => join(store.clusterDir(c), KNOWN_HOSTS_FILE),
       maxParallelHosts: cfg.maxParallelHosts,
       log: input.log,
@@ -116,6 +127,16 @@ export async function realPorts(input: RealPortsInput): Promise<Omit<ApplyPorts,
           })
         : new LocalInstaller({
             commands,
+            ...(settings.installerVariables !== undefined
+              ? {
+                  variables: () =>
+                    secretOrFail(
+                      input.secrets,
+                      settings.installerVariables as string,
+                      'installer.variables',
+                    ),
+                }
+              : {}),
             timeoutMs: cfg.installerTimeout * 1000,
             privateKey: keys.privateKey,
             user: cfg.sshUser,
@@ -143,8 +164,29 @@ export async function realPorts(input: RealPortsInput): Promise<Omit<ApplyPorts,
       port: cfg.sshPort,
       maxParallelHosts: cfg.maxParallelHosts,
       log: input.log,
+      auth: (mirror) => {
+        const name = mirror.credentials?.secret;
+        if (name === undefined) return undefined;
+        const v = secretOrFail(input.secrets, name, 'registryMirror.credentials');
+        return Buffer.from(`${v['username'] ?? ''}:${v['password'] ?? ''}`).toString('base64');
+      },
     }),
   };
+}
+
+/** A decrypted site Secret the plan uses; its absence means the run skipped decryption. */
+function secretOrFail(
+  secrets: SiteSecretValues | undefined,
+  name: string,
+  use: string,
+): Readonly<Record<string, string>> {
+  const v = secrets?.get(name);
+  if (!v)
+    throw new StalledError(
+      'SITE_SECRETS_INVALID',
+      `${use}: the site Secret ${JSON.stringify(name)} was not decrypted in this run`,
+    );
+  return v;
 }
 
 /** The public key of bpa's signed apt repository, from the key that signs it. */
@@ -186,14 +228,27 @@ async function kubeConfigFor(cfg: Config, env: NodeJS.ProcessEnv): Promise<KubeC
 
 /**
  * Where the nodes' default credentials come from: a file (--bootstrap-credentials), else the
- * Site's `ssh.bootstrapCredentialsSecret` read from the bootstrap cluster. Never the repository.
+ * Site's `ssh.bootstrapCredentials` (a SOPS-encrypted Secret of the site, decrypted for this
+ * run), else its `ssh.bootstrapCredentialsSecret` read from the bootstrap cluster.
  */
 function bootstrapCredentials(
   cfg: Config,
   site: Record<string, unknown>,
   kc: KubeConfig | undefined,
+  secrets: SiteSecretValues | undefined,
 ): (() => Promise<BootstrapCredentials>) | undefined {
   if (cfg.bootstrapCredentials) return () => readCredentialsFile(cfg.bootstrapCredentials);
+  const fromSite = secretRef(site, SECRET_USES[0]);
+  if (fromSite !== undefined) {
+    return () => {
+      const { username, password = '' } = secretOrFail(
+        secrets,
+        fromSite,
+        'ssh.bootstrapCredentials',
+      );
+      return Promise.resolve(username ? { username, password } : { password });
+    };
+  }
   const secret = (site['ssh'] as { bootstrapCredentialsSecret?: unknown } | undefined)
     ?.bootstrapCredentialsSecret;
   if (typeof secret === 'string' && kc)

@@ -37,6 +37,8 @@ export const APPLY_OPTIONS = [
   ...PLAN_OPTIONS,
   'installerTimeout',
   'bootstrapCredentials',
+  'sopsAgeKeyFile',
+  'sopsAgeSecret',
   'bootstrapKubeconfig',
   'namespace',
   'stateClaim',

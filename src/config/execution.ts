@@ -33,6 +33,13 @@ export interface ExecutionSettings {
   /** The site's registry, as the nodes' container runtimes are told to pull through it. */
   registryMirror?: RegistryMirror;
   ssh: { user: string; port: number };
+  /**
+   * The site Secrets the Site refers to, name → sha256 of their ciphertext (validate/secrets.ts):
+   * a changed value changes the hash, a plaintext never enters it.
+   */
+  secrets?: Record<string, string>;
+  /** The Secret whose values are the installer's variables (Site installer.variables). */
+  installerVariables?: string;
 }
 
 export interface RegistryMirror {
@@ -41,13 +48,19 @@ export interface RegistryMirror {
   /** Upstream registries pulled through it, e.g. `docker.io`, `registry.k8s.io`. */
   registries: string[];
   runtimes: Array<'containerd' | 'docker'>;
+  /** Credentials containerd sends to the mirror: a site Secret, by name and ciphertext digest. */
+  credentials?: { secret: string; digest: string };
 }
 
 /**
  * The Site's `registryMirror` at the address the operator gives (--registry-url): the site
  * says which registries and runtimes, the operator where the registry is.
  */
-function registryMirror(cfg: Config, value: unknown): RegistryMirror | undefined {
+function registryMirror(
+  cfg: Config,
+  value: unknown,
+  secrets: ReadonlyMap<string, string>,
+): RegistryMirror | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const spec = value as { registries?: unknown; runtimes?: unknown };
   if (!cfg.registryUrl)
@@ -57,7 +70,10 @@ function registryMirror(cfg: Config, value: unknown): RegistryMirror | undefined
     );
   const list = (v: unknown, dflt: string[]): string[] =>
     Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : dflt;
+  const secret = refName((value as { credentials?: unknown }).credentials);
+  const digest = secret === undefined ? undefined : secrets.get(secret);
   return {
+    ...(secret !== undefined && digest !== undefined ? { credentials: { secret, digest } } : {}),
     url: cfg.registryUrl.replace(/\/+$/, ''),
     registries: [...new Set(list(spec.registries, ['docker.io']))].sort(),
     runtimes: [
@@ -144,11 +160,33 @@ export function kubesprayDirOf(cfg: Config): string {
   return resolve(cfg.kubesprayDir);
 }
 
+/** `{secret: name}` → name. */
+function refName(v: unknown): string | undefined {
+  const name = typeof v === 'object' && v !== null ? (v as { secret?: unknown }).secret : undefined;
+  return typeof name === 'string' ? name : undefined;
+}
+
+/** A site Secret's name and the digest of its ciphertext (validate/secrets.ts). */
+export interface SecretDigest {
+  name: string;
+  digest: string;
+}
+
 export function executionSettings(
   cfg: Config,
   site: Record<string, unknown> | undefined,
+  siteSecrets: readonly SecretDigest[] = [],
 ): ExecutionSettings {
   const mirror = site?.['packageMirror'];
+  const digests = new Map(siteSecrets.map((s) => [s.name, s.digest]));
+  const referred = [
+    refName((site?.['ssh'] as Record<string, unknown> | undefined)?.['bootstrapCredentials']),
+    refName((site?.['registryMirror'] as Record<string, unknown> | undefined)?.['credentials']),
+    refName((site?.['installer'] as Record<string, unknown> | undefined)?.['variables']),
+  ].filter((n): n is string => n !== undefined && digests.has(n));
+  const variables = refName(
+    (site?.['installer'] as Record<string, unknown> | undefined)?.['variables'],
+  );
   const kubesprayDir = kubesprayDirOf(cfg);
   return {
     installer: {
@@ -160,8 +198,16 @@ export function executionSettings(
     ...(typeof mirror === 'string' ? { packageMirror: mirror } : {}),
     ...(isBpaMirror(mirror) ? bpaMirror(cfg) : {}),
     ...(site?.['registryMirror'] !== undefined
-      ? { registryMirror: registryMirror(cfg, site['registryMirror']) }
+      ? { registryMirror: registryMirror(cfg, site['registryMirror'], digests) }
       : {}),
     ssh: { user: cfg.sshUser, port: cfg.sshPort },
+    ...(referred.length
+      ? {
+          secrets: Object.fromEntries(
+            [...new Set(referred)].sort().map((n) => [n, digests.get(n) as string]),
+          ),
+        }
+      : {}),
+    ...(variables !== undefined && digests.has(variables) ? { installerVariables: variables } : {}),
   };
 }

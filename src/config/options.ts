@@ -276,6 +276,23 @@ export const OPTIONS = {
     description:
       "file with the nodes' default username/password, used once to install bpa's key (never in the site repository)",
   } as OptionSpec<string>,
+  sopsAgeKeyFile: {
+    flag: '--sops-age-key-file <file>',
+    env: 'BPA_SOPS_AGE_KEY_FILE',
+    default: '',
+    kind: 'string',
+    description:
+      "age identities (AGE-SECRET-KEY-1… lines, as age-keygen writes them) that decrypt the site's SOPS-encrypted Secrets; mode 0600",
+  } as OptionSpec<string>,
+  sopsAgeSecret: {
+    flag: '--sops-age-secret <name>',
+    env: 'BPA_SOPS_AGE_SECRET',
+    default: '',
+    kind: 'string',
+    pattern: K8S_NAME,
+    description:
+      "a Secret of the bootstrap cluster (its namespace) whose keys ending in .agekey hold age identities for the site's SOPS files (Flux's convention)",
+  } as OptionSpec<string>,
   bootstrapKubeconfig: {
     flag: '--bootstrap-kubeconfig <file>',
     env: 'BPA_BOOTSTRAP_KUBECONFIG',

@@ -21,7 +21,8 @@ export interface ReadResult {
   problems: Problem[];
 }
 
-const YAML_FILE = /\.ya?ml$/i;
+/** YAML files, and SOPS files in its JSON format (`*.sops.json`): JSON is YAML too. */
+const YAML_FILE = /\.(?:ya?ml|sops\.json)$/i;
 /** Written by bpa itself; never input. */
 const STATUS_DIR = 'status';
 

@@ -71,6 +71,8 @@ export async function collectFacts(
           const files: Record<string, string | null> = {};
           for (const path of t.files ?? []) {
             const r = await ssh.pool.run(target, readFileArgv(path), {
+              // A hosts.toml with registry credentials is root's only (mode 0600).
+              sudo: ssh.user !== 'root',
               timeoutMs: ssh.timeoutMs,
               okExitCodes: [0, FILE_ABSENT],
             });

@@ -24,6 +24,7 @@ import {
 import { pluralize, word } from '../util/pluralize.js';
 import { inputsOf, type ClusterDiff } from './diff/context.js';
 import { planRegistry } from './registry.js';
+import { changedSecrets } from './secrets.js';
 import { diffNodes } from './diff/nodes.js';
 import { diffPlugins } from './diff/plugins.js';
 import { diffPackages, newClusterPackages } from './diff/packages.js';
@@ -59,6 +60,11 @@ export interface PlanInput {
   suspended?: Readonly<Suspensions>;
   /** What the last plan of this process derived (`bpa serve`): reused where inputs are the same. */
   cache?: PlanCache;
+  /**
+   * HMACs of the site Secrets' values (apply, reconcile, serve: bpa has the keys), by name:
+   * a new ciphertext of the same values is no change (plan/secrets.ts).
+   */
+  secretValues?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -158,9 +164,11 @@ export function planSite(input: PlanInput): Plan {
       c.rollout = day2.rollout;
   }
   gateWaves(clusters, model, applied, input.now);
+  const secrets = changedSecrets(input.settings, applied, input.secretValues);
   return {
     clusters,
     problems,
+    ...(secrets.length ? { changedSecrets: secrets } : {}),
     ...(input.settings ? { settings: input.settings } : {}),
     hash: hashOfEntries(
       clusters.map((c) => hashText(c, entryOf.get(c))),
@@ -192,6 +200,7 @@ function sharedInputs(input: PlanInput): { values: unknown[]; facts: Map<string,
       input.settings === undefined ? undefined : JSON.stringify(input.settings),
       input.flavour,
       input.prune,
+      input.secretValues === undefined ? undefined : JSON.stringify([...input.secretValues]),
     ],
     facts,
   };
@@ -323,7 +332,17 @@ function diffCluster(
       ),
     );
   }
-  if (!blocked) planRegistry(name, nodes, applied, input.settings, input.facts, actions, notes);
+  if (!blocked)
+    planRegistry(
+      name,
+      nodes,
+      applied,
+      input.settings,
+      input.facts,
+      actions,
+      notes,
+      input.secretValues,
+    );
   const kubernetesVersion =
     applied && !blocked
       ? planUpgrade(cluster, nodes, applied, actions, notes, problems)

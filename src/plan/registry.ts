@@ -3,6 +3,7 @@ import type { ExecutionSettings } from '../config/execution.js';
 import { mirrorDigest, mirrorDrift } from '../runtime/registry-mirror.js';
 import type { AppliedCluster } from '../state/applied.js';
 import type { Action, PlannedNode } from './types.js';
+import { sameSecret } from './secrets.js';
 
 /**
  * configure-registry: the nodes whose container runtime must be (re)told to pull through the
@@ -17,6 +18,7 @@ export function planRegistry(
   facts: ReadonlyMap<string, NodeFacts> | undefined,
   actions: Action[],
   notes: string[],
+  secretValues?: ReadonlyMap<string, string>,
 ): void {
   const mirror = settings?.registryMirror;
   if (!mirror) {
@@ -28,7 +30,21 @@ export function planRegistry(
   }
   const digest = mirrorDigest(mirror);
   const live = nodes.filter((n) => n.change !== 'remove');
-  const changed = applied?.registryMirror !== digest;
+  const changed = applied?.registryMirror !== digest && !sameCredentials();
+  // Rotated credentials' ciphertext with the values bpa applied: the mirror as it was.
+  function sameCredentials(): boolean {
+    const cred = mirror?.credentials;
+    const recorded = cred ? applied?.secrets?.[cred.secret] : undefined;
+    if (
+      !mirror ||
+      !cred ||
+      !recorded ||
+      !sameSecret(cred.secret, cred.digest, recorded, secretValues)
+    )
+      return false;
+    const before = { ...mirror, credentials: { ...cred, digest: recorded.cipher } };
+    return applied?.registryMirror === mirrorDigest(before);
+  }
   const why: string[] = [];
   const targets: string[] = [];
   for (const n of live) {

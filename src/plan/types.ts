@@ -125,6 +125,8 @@ export interface Plan {
   problems: Problem[];
   /** How bpa will act on the nodes (installer, mirror, SSH), when known. */
   settings?: ExecutionSettings;
+  /** Site Secrets the Site uses whose values changed since bpa acted with them (names only). */
+  changedSecrets?: string[];
   /** sha256 of what would run (see planHash), hex. */
   hash: string;
 }

@@ -1,3 +1,4 @@
+import type { SiteSecretValues } from '../sops/values.js';
 import type { ApplyResult } from '../apply/engine.js';
 import type { ApplyPorts } from '../apply/ports.js';
 import type { Config, ConfigFor } from '../config/options.js';
@@ -124,6 +125,12 @@ export interface RunContext extends Readonly<Omit<RunOptions, 'now'>> {
   model?: SiteModel;
   /** The problems of the site itself (load, validate, trust), with positions, sorted. */
   validation: Problem[];
+
+  // decrypt
+  /** The site's decrypted Secrets, by name (apply, reconcile, serve): memory only, never written. */
+  secrets?: SiteSecretValues;
+  /** HMACs of each decrypted Secret's values under the state directory's key (plan/secrets.ts). */
+  secretDigests?: ReadonlyMap<string, string>;
 
   // observe
   /** The settings with the Site document's. */

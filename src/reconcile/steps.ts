@@ -61,6 +61,15 @@ export const STEPS = [
     run: validate,
   },
   {
+    name: 'decrypt',
+    does: "the site's SOPS files decrypted in memory and verified (apply, reconcile, serve)",
+    when: (ctx) =>
+      ctx.model !== undefined &&
+      !hasErrors(ctx.validation) &&
+      (ctx.upTo === 'apply' || ctx.upTo === 'report'),
+    run: async (ctx) => (await import('./site-secrets.js')).decryptSecrets(ctx),
+  },
+  {
     name: 'observe',
     does: 'inventory, DHCP leases, the applied state, what the nodes report',
     when: (ctx) => ctx.model !== undefined && !hasErrors(ctx.validation),
@@ -146,7 +155,10 @@ async function load(ctx: RunContext): Promise<void> {
 /** The site as the operator lets it be: what it may ask of bpa's machine is checked here too. */
 async function validate(ctx: RunContext): Promise<void> {
   const loaded = ctx.loaded as NonNullable<RunContext['loaded']>;
-  const result = validateSite(loaded, undefined, ctx.cache?.documents);
+  const result = validateSite(loaded, undefined, ctx.cache?.documents, {
+    // bpa serve --watch DIR (development): a plaintext Secret is a warning, not an error.
+    plaintextAllowed: ctx.site.kind === 'source' && ctx.site.source.watched === true,
+  });
   const trust = checkSiteTrust(result.model?.site, {
     allowSiteCommands: ctx.operator.allowSiteCommands === true,
     packageMirrors: ctx.operator.packageMirrors ?? [],
@@ -158,6 +170,10 @@ async function validate(ctx: RunContext): Promise<void> {
     locateProblems(loaded.files, [...result.problems, ...trust, ...empty]),
   );
   ctx.problems = ctx.validation;
+  // Reports carry no warnings: this one (a watched directory only) is said in the log.
+  for (const p of ctx.validation)
+    if (p.code === 'SECRET_PLAINTEXT')
+      ctx.log.warn({ code: p.code, file: p.file, line: p.line }, p.message);
   ctx.onSiteRead?.(ctx);
 }
 
@@ -241,12 +257,15 @@ async function plan(ctx: RunContext): Promise<void> {
     prune: controller?.prune ?? cfg.prune,
     flavour: (controller?.flavour ?? cfg.flavour) as Flavour,
     ipOrder: (controller?.ipOrder ?? cfg.ipOrder) as IpSource[],
-    settings: controller ? controller.settings : executionSettings(cfg, model.site?.spec),
+    settings: controller
+      ? controller.settings
+      : executionSettings(cfg, model.site?.spec, model.secrets),
     now: ctx.now(),
     ignoreWindows: cfg.ignoreWindows === true,
     suspended: ctx.suspended,
     // Only for a plan of the world observed here: one from status/ is another world.
     ...(ctx.cache?.plan && !ctx.fromStatus ? { cache: ctx.cache.plan } : {}),
+    ...(ctx.secretDigests ? { secretValues: ctx.secretDigests } : {}),
   });
   // Placement problems point into the site's files: give them lines too.
   const located = locateProblems(
@@ -282,12 +301,14 @@ async function apply(ctx: RunContext): Promise<void> {
       return;
     }
   }
-  const [{ applyPlan }, { factsAfter }, { StateStore }, { siteDigest }] = await Promise.all([
-    import('../apply/engine.js'),
-    import('../apply/facts-after.js'),
-    import('../state/store.js'),
-    import('../load/digest.js'),
-  ]);
+  const [{ applyPlan }, { factsAfter }, { StateStore }, { siteDigest }, { secretRecords }] =
+    await Promise.all([
+      import('../apply/engine.js'),
+      import('../apply/facts-after.js'),
+      import('../state/store.js'),
+      import('../load/digest.js'),
+      import('../plan/secrets.js'),
+    ]);
   const store = new StateStore(cfg.stateDir);
   const lockHeld = ctx.lock as StateLock;
   let ports = ctx.ports;
@@ -301,6 +322,7 @@ async function apply(ctx: RunContext): Promise<void> {
     const real = await realPorts({
       cfg,
       site: model.site?.spec ?? {},
+      secrets: ctx.secrets,
       plan,
       store,
       ssh: await session.open(cfg),
@@ -311,7 +333,9 @@ async function apply(ctx: RunContext): Promise<void> {
     });
     ports = { ...real, facts: { read: (targets) => readFacts(session, targets, cfg) } };
   }
+  const secrets = secretRecords(plan.settings, ctx.secretDigests);
   ctx.result = await applyPlan(plan, {
+    ...(secrets ? { secrets } : {}),
     store,
     verifyLock: () => lockHeld.verify(),
     log: ctx.log,

@@ -62,6 +62,8 @@ export function formatPlanMarkdown(plan: Plan, opts: MarkdownOptions = {}): stri
   const body: string[] = [];
   // Problems come first: a reviewer must see them even when the tables are cut.
   body.push(...budget.take(problems, (n) => `_… ${pluralize(n, 'more problem')} not shown_`));
+  if (plan.changedSecrets?.length)
+    body.push(...plan.changedSecrets.map((name) => `- \`~ secret ${code(name)} (changed)\``), '');
   const shown = plan.clusters.filter((c) => c.actions.length || c.notes.length);
   const quiet = plan.clusters.length - shown.length;
   for (const [i, c] of shown.entries()) {

@@ -21,8 +21,12 @@ function upstream(registry: string): string {
   return registry === 'docker.io' ? 'https://registry-1.docker.io' : `https://${registry}`;
 }
 
-/** hosts.toml of one registry: the mirror first, for pulls only, then the registry itself. */
-export function hostsToml(mirror: RegistryMirror, registry: string): string {
+/**
+ * hosts.toml of one registry: the mirror first, for pulls only, then the registry itself.
+ * With credentials (`auth`: base64 of user:password, from a site Secret), containerd sends
+ * them to the mirror as an Authorization header; plans and drift checks use MASKED_AUTH.
+ */
+export function hostsToml(mirror: RegistryMirror, registry: string, auth?: string): string {
   const base = mirror.url.replace(/\/+$/, '');
   const host = registry === 'docker.io' ? base : `${base}/v2/${registry}`;
   const lines = [
@@ -33,14 +37,27 @@ export function hostsToml(mirror: RegistryMirror, registry: string): string {
     '  capabilities = ["pull", "resolve"]',
   ];
   if (registry !== 'docker.io') lines.push('  override_path = true');
+  if (auth !== undefined)
+    lines.push(`  [host."${host}".header]`, `    authorization = "Basic ${auth}"`);
   return `${lines.join('\n')}\n`;
 }
 
-/** The file bpa owns for each mirrored registry under containerd (path → content). */
-export function containerdFiles(mirror: RegistryMirror): Record<string, string> {
+/** What stands for the credentials wherever the files are compared rather than written. */
+export const MASKED_AUTH = '***';
+
+const AUTH_LINE = /^(\s*authorization = )"Basic [^"\n]*"$/m;
+
+/**
+ * The file bpa owns for each mirrored registry under containerd (path → content); `auth`
+ * only when writing them (apply), else MASKED_AUTH when the mirror has credentials.
+ */
+export function containerdFiles(mirror: RegistryMirror, auth?: string): Record<string, string> {
   if (!mirror.runtimes.includes('containerd')) return {};
+  const a = auth ?? (mirror.credentials ? MASKED_AUTH : undefined);
   return Object.fromEntries(
-    [...mirror.registries].sort().map((r) => [`${CERTS_D}/${r}/hosts.toml`, hostsToml(mirror, r)]),
+    [...mirror.registries]
+      .sort()
+      .map((r) => [`${CERTS_D}/${r}/hosts.toml`, hostsToml(mirror, r, a)]),
   );
 }
 
@@ -106,7 +123,14 @@ export function watchedPaths(spec: { registries?: unknown; runtimes?: unknown })
 /** One digest of what bpa wants on a node: recorded when applied, compared when planned. */
 export function mirrorDigest(mirror: RegistryMirror): string {
   return createHash('sha256')
-    .update(JSON.stringify({ files: containerdFiles(mirror), docker: dockerKeys(mirror) ?? null }))
+    .update(
+      JSON.stringify({
+        files: containerdFiles(mirror),
+        docker: dockerKeys(mirror) ?? null,
+        // A changed credential (its ciphertext digest) is written again.
+        ...(mirror.credentials ? { credentials: mirror.credentials } : {}),
+      }),
+    )
     .digest('hex')
     .slice(0, 16);
 }
@@ -118,7 +142,8 @@ export function mirrorDrift(mirror: RegistryMirror, seen: Record<string, string 
     const has = seen[path];
     if (has === undefined) continue;
     if (has === null) out.push(`${path} is missing`);
-    else if (has !== want) out.push(`${path} was changed`);
+    else if (has.replace(AUTH_LINE, `$1"Basic ${MASKED_AUTH}"`) !== want)
+      out.push(`${path} was changed`);
   }
   const keys = dockerKeys(mirror);
   if (keys && DOCKER_DAEMON_JSON in seen && !daemonJsonHas(seen[DOCKER_DAEMON_JSON] ?? null, keys))

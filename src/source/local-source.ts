@@ -11,6 +11,9 @@ import {
 
 /** A site directory on disk (development: `bpa serve --watch DIR`); reports are written into it. */
 export class LocalSource implements SiteSource {
+  /** A directory being edited, not a repository: plaintext site Secrets are only a warning. */
+  readonly watched = true;
+
   /**
    * `digestOf` names the site's input as it reads it (the load stage's files and their
    * contents): the digest is the revision, so an edit outside that input changes nothing.

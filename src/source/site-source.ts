@@ -8,6 +8,8 @@ import type { HistoryEntry } from './history.js';
 /** Where a reconcile reads the site from and writes its reports to. */
 export interface SiteSource {
   describe(): string;
+  /** A directory watched while it is edited (serve --watch), not a repository. */
+  readonly watched?: boolean;
   /** Brings the site up to date; returns its directory, revision and input digest. */
   sync(): Promise<{ siteDir: string; revision: string; digest: string }>;
   /** Throws (StalledError) when the revision may not be applied: an unsigned or untrusted commit. */

@@ -30,6 +30,15 @@ export interface AppliedCluster {
   packages: { master: PackageSpec[]; worker: PackageSpec[] };
   /** Digest of the registry mirror configuration bpa last wrote to the nodes (runtime/). */
   registryMirror?: string;
+  /** The site Secrets bpa last acted with on this cluster (plan/secrets.ts); never a value. */
+  secrets?: Record<string, SecretRecord>;
+}
+
+/** A site Secret as applied: its ciphertext digest, and an HMAC of its values when known. */
+export interface SecretRecord {
+  cipher: string;
+  /** HMAC-SHA256 of the values under the state directory's secrets.key. */
+  value?: string;
 }
 
 export interface AppliedState {

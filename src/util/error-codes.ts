@@ -347,6 +347,29 @@ export const RUNTIME_CODES = {
     fix: 'nothing: the new leader resumes from the journal',
   },
 
+  // --- Site secrets (SOPS)
+  SOPS_AGE_MISSING: {
+    retry: 'stalled',
+    area: cli,
+    summary:
+      "the site has SOPS-encrypted files and the age program is not installed on bpa's machine",
+    fix: "install Debian's age package (bpa's image has it)",
+  },
+  SOPS_KEY_UNREADABLE: {
+    retry: 'stalled',
+    area: cli,
+    summary:
+      'the age key file (--sops-age-key-file) or Secret (--sops-age-secret) cannot be read, holds no AGE-SECRET-KEY line, or can be read by other users',
+    fix: 'check the path or Secret named in the message; chmod 600 a key file',
+  },
+  SITE_SECRETS_INVALID: {
+    retry: 'stalled',
+    area: rec,
+    summary:
+      'a SOPS file of the site does not decrypt or verify (tampered, or for no key bpa has): nothing was applied',
+    fix: 'see the problems (file:line) in the report; re-encrypt the file with sops for a recipient bpa has the key of',
+  },
+
   // --- SSH
   SSH_KEY_MISSING: {
     retry: 'stalled',

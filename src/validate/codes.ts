@@ -113,6 +113,62 @@ export const CODES = {
     summary: 'a Kubernetes Secret with data is in the site repository: secret material in git',
     fix: 'remove the Secret from the repository (and from its history) and create it in the cluster; bpa refers to Secrets by name',
   },
+  SECRET_NOT_FOUND: {
+    severity: 'error',
+    summary:
+      'the Site refers to a Secret (ssh.bootstrapCredentials, registryMirror.credentials, installer.variables) that is not in the site',
+    fix: 'add the v1 Secret document, encrypted with sops, or correct the name',
+  },
+  SECRET_NOT_ENCRYPTED: {
+    severity: 'error',
+    summary: 'a Secret the Site refers to is in plain text in the repository',
+    fix: 'encrypt it with sops for an age recipient bpa has the key of (sops -e -i FILE), then commit',
+  },
+  SECRET_PLAINTEXT: {
+    severity: 'warning',
+    summary:
+      'a Secret the Site refers to is in plain text; accepted because bpa serve watches a directory (--watch)',
+    fix: 'encrypt it with sops before it is committed anywhere',
+  },
+  SECRET_KEY_MISSING: {
+    severity: 'error',
+    summary:
+      'a Secret the Site refers to lacks a key its use needs (password; username and password), or an installer variable key is not a variable name',
+    fix: 'add the key to the Secret (sops edit FILE)',
+  },
+  SECRET_CONFLICT: {
+    severity: 'error',
+    summary: 'ssh.bootstrapCredentials and ssh.bootstrapCredentialsSecret are both set',
+    fix: 'keep one: the site Secret or the cluster Secret',
+  },
+  SOPS_INVALID: {
+    severity: 'error',
+    summary:
+      "a SOPS-encrypted Secret's structure is wrong: sops metadata missing or malformed, no age recipient, or a value not encrypted",
+    fix: 'encrypt the file again with sops (age recipients; Flux advises encrypted_regex: ^(data|stringData)$)',
+  },
+  SOPS_UNSUPPORTED_KIND: {
+    severity: 'error',
+    summary: 'a SOPS-encrypted document other than a v1 Secret',
+    fix: 'keep bpa documents readable; put the secret values in a v1 Secret and refer to it from the Site',
+  },
+  SOPS_NO_KEY: {
+    severity: 'error',
+    summary: 'a SOPS file is encrypted for no age key bpa was given (apply, reconcile, serve)',
+    fix: 'give bpa the key (--sops-age-key-file, or the .agekey keys of --sops-age-secret), or add its recipient with sops updatekeys',
+  },
+  SOPS_TAMPERED: {
+    severity: 'error',
+    summary:
+      'an encrypted value of a SOPS file does not verify: it, or its key, was changed after encryption',
+    fix: 'restore the file from git or encrypt the values again with sops',
+  },
+  SOPS_MAC_MISMATCH: {
+    severity: 'error',
+    summary:
+      "a SOPS file's MAC does not match its values: a value, or a key left unencrypted (metadata.name…), was edited by hand",
+    fix: 'edit SOPS files only with sops (sops edit FILE); restore the file from git',
+  },
   UNSUPPORTED_LIST_ITEM: {
     severity: 'error',
     summary: 'a List holds a bpa.akraino.org document; only metal3 objects are read out of a List',

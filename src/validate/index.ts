@@ -5,11 +5,13 @@ import type { DocumentCache } from './document-cache.js';
 import type { SiteModel } from './model.js';
 import { buildModel } from './rules.js';
 import { checkSchema, schemaValidator, type SchemaValidator } from './schema.js';
+import { checkSecrets, type SecretCheckOptions } from './secrets.js';
 
 export type { SiteModel } from './model.js';
 export type { KindedDocument } from './classify.js';
 export { validateInventory, type InventoryValidation } from './inventory.js';
 export { DocumentCache } from './document-cache.js';
+export type { SiteSecret } from './model.js';
 
 export interface ValidationResult {
   /** The site model, present when there are no errors. */
@@ -27,6 +29,7 @@ export function validateSite(
   site: Pick<LoadedSite, 'documents' | 'problems' | 'incomplete'>,
   validator: SchemaValidator = schemaValidator(),
   cache?: DocumentCache,
+  secretOptions: SecretCheckOptions = {},
 ): ValidationResult {
   const problems: Problem[] = [...site.problems];
   const docs: KindedDocument[] = [];
@@ -44,6 +47,7 @@ export function validateSite(
     for (const p of checked.problems) problems.push({ ...p });
   }
   const model = buildModel(docs, problems, { incomplete: site.incomplete });
+  model.secrets = checkSecrets(site.documents, model.site, problems, secretOptions);
   return hasErrors(problems) ? { problems } : { model, problems };
 }
 

@@ -113,6 +113,18 @@ export interface Day2Settings {
   suspendFrom?: 'Site' | 'Cluster';
 }
 
+/** A v1 Secret document of the site (validate/secrets.ts): never its values. */
+export interface SiteSecret {
+  name: string;
+  file: string;
+  doc: number;
+  encrypted: boolean;
+  /** The keys of stringData and data (never their values). */
+  keys: string[];
+  /** sha256 of the encrypted values (or, for a plaintext Secret of a watched directory, of the values). */
+  digest: string;
+}
+
 /** Site-wide settings from the optional Site document (spec fields, all optional). */
 export interface SiteSettings {
   name: string;
@@ -137,4 +149,6 @@ export interface SiteModel {
   waves?: Waves;
   site?: SiteSettings;
   inventory: InventoryDocument[];
+  /** The site's v1 Secret documents (names, keys, digests; never values). */
+  secrets?: SiteSecret[];
 }

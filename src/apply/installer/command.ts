@@ -14,6 +14,8 @@ import { RESERVED_NODE_NAMES } from '../../util/reserved-names.js';
 export interface InstallerVars extends Omit<InstallerRequest, 'workId'> {
   /** The Kubespray checkout (absolute), when one is configured. */
   kubesprayDir?: string;
+  /** The run's 0600 extra-vars file (site Secret installer.variables), when it has one. */
+  extraVars?: string;
 }
 
 const PLACEHOLDERS = [
@@ -24,6 +26,7 @@ const PLACEHOLDERS = [
   'nodes',
   'podSubnet',
   'kubesprayDir',
+  'extraVars',
 ] as const;
 type Placeholder = (typeof PLACEHOLDERS)[number];
 
@@ -87,6 +90,13 @@ function values(vars: InstallerVars): Record<Placeholder, () => string> {
         throw invalid(`pod subnet ${JSON.stringify(vars.podSubnet)} is not a CIDR`);
       }
       return vars.podSubnet;
+    },
+    extraVars: () => {
+      if (!vars.extraVars)
+        throw invalid(
+          'the command uses {extraVars} but the Site has no installer.variables Secret',
+        );
+      return checkPath('extra-vars file', vars.extraVars);
     },
     kubesprayDir: () => {
       if (!vars.kubesprayDir) {

@@ -1,4 +1,4 @@
-import { access, mkdir } from 'node:fs/promises';
+import { access, mkdir, open, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { BpaError, InstallerError, StalledError } from '../../util/errors.js';
 import { logId } from '../../state/logs.js';
@@ -23,6 +23,11 @@ export interface LocalInstallerOptions {
   kubesprayDir?: string;
   /** More environment for the installer. */
   env?: Record<string, string>;
+  /**
+   * Installer variables (a decrypted site Secret): written for each run to a 0600 JSON file
+   * in the cluster directory (`{extraVars}`, BPA_EXTRA_VARS) and removed when the run ends.
+   */
+  variables?: () => Readonly<Record<string, string>> | undefined;
   log: Logger;
   /** Live output lines, already prefixed with `[cluster] `. */
   onLine?: (line: string) => void;
@@ -37,6 +42,23 @@ export interface LocalInstallerOptions {
  * its output pipe died with that bpa, so its outcome cannot be known, and the installer is
  * idempotent by contract.
  */
+/** The run's extra-vars file in the cluster directory; never there between runs. */
+export const EXTRA_VARS_FILE = 'bpa-extra-vars.json';
+
+/** Written 0600 from the start: the values are readable by bpa's user only. */
+async function writeExtraVars(
+  path: string,
+  variables: Readonly<Record<string, string>>,
+): Promise<void> {
+  await rm(path, { force: true });
+  const handle = await open(path, 'wx', 0o600);
+  try {
+    await handle.writeFile(JSON.stringify(variables));
+  } finally {
+    await handle.close();
+  }
+}
+
 export class LocalInstaller implements InstallerPort {
   constructor(private readonly opts: LocalInstallerOptions) {}
 
@@ -69,7 +91,10 @@ export class LocalInstaller implements InstallerPort {
       );
     }
     const clusterDir = resolve(req.clusterDir);
+    const variables = this.opts.variables?.();
+    const extraVars = variables ? join(clusterDir, EXTRA_VARS_FILE) : undefined;
     const argv = expandCommand(template, {
+      ...(extraVars ? { extraVars } : {}),
       cluster: req.cluster,
       clusterDir,
       inventory: resolve(req.inventory),
@@ -87,10 +112,28 @@ export class LocalInstaller implements InstallerPort {
         ansibleConfig: kubespray ? join(kubespray, 'ansible.cfg') : undefined,
       }),
       ...this.opts.env,
+      ...(extraVars ? { BPA_EXTRA_VARS: extraVars } : {}),
     };
     await Promise.all(
       ansibleDirs(clusterDir).map((d) => mkdir(d, { recursive: true, mode: 0o700 })),
     );
+    if (extraVars && variables) await writeExtraVars(extraVars, variables);
+    try {
+      await this.runCommand(path, req, step, pidFile, argv, env, variables);
+    } finally {
+      if (extraVars) await rm(extraVars, { force: true });
+    }
+  }
+
+  private async runCommand(
+    path: InstallerPath,
+    req: InstallerRequest,
+    step: StepHandle,
+    pidFile: string,
+    argv: string[],
+    env: Record<string, string>,
+    variables: Readonly<Record<string, string>> | undefined,
+  ): Promise<void> {
     const stamp = (this.opts.now?.() ?? new Date()).toISOString().replace(/[:.]/g, '-');
     const logName = `${path}-${stamp}.log`;
     await step.record({ installer: argv[0], logName, path });
@@ -104,6 +147,8 @@ export class LocalInstaller implements InstallerPort {
       onLine: (line) => this.opts.onLine?.(prefix + redact(line)),
       signal: this.opts.signal,
       pidFile,
+      // An installer that prints a variable never writes it to its log or the page.
+      ...(variables ? { secrets: Object.values(variables) } : {}),
     });
     if (result.exitCode === 0) return;
     const what = `installer ${path} for cluster ${req.cluster}`;
@@ -148,6 +193,8 @@ export interface CommandCheck {
   kubesprayDir?: string;
   /** Check the Kubespray checkout on this machine (not in job mode: it is in the image). */
   checkoutHere: boolean;
+  /** The runs get an extra-vars file (Site installer.variables): `{extraVars}` has a value. */
+  extraVars?: boolean;
 }
 
 /**
@@ -176,6 +223,7 @@ export async function checkCommands(
         nodes: ['n'],
         podSubnet: '10.244.64.0/18',
         kubesprayDir: check.kubesprayDir,
+        ...(check.extraVars ? { extraVars: `/d/${EXTRA_VARS_FILE}` } : {}),
       });
     } catch (err: unknown) {
       if (err instanceof BpaError && err.code === 'KUBESPRAY_DIR_MISSING') throw err;

@@ -21,6 +21,8 @@ export interface SshRegistryOptions {
   port: number;
   maxParallelHosts: number;
   log: Logger;
+  /** base64(user:password) for the mirror's credentials (a decrypted site Secret), if it has any. */
+  auth?: (mirror: RegistryMirror) => string | undefined;
 }
 
 /** Exit code of `readArgv` for a file that does not exist. */
@@ -65,16 +67,21 @@ export class SshRegistry implements RegistryPort {
       const r = await run(readArgv(path), undefined, [0, ABSENT]);
       return r.exitCode === ABSENT ? null : r.stdout;
     };
-    const write = async (path: string, content: string): Promise<void> => {
+    const write = async (path: string, content: string, secret = false): Promise<void> => {
       const tmp = `${path}.bpa-new`;
       await run(['install', '-d', '-m', '0755', dirname(path)]);
-      await run(['tee', tmp], content);
-      await run(['chmod', '0644', tmp]);
+      // Credentials: readable by root only from the moment the file exists.
+      if (secret) await run(['install', '-m', '0600', '/dev/null', tmp]);
+      // tee would echo the content into the command's output (and any error's tail): not credentials.
+      await run(secret ? ['sh', '-c', 'cat > "$1"', 'sh', tmp] : ['tee', tmp], content);
+      await run(['chmod', secret ? '0600' : '0644', tmp]);
       await run(['mv', '-f', tmp, path]);
     };
     try {
-      const files = containerdFiles(mirror);
-      for (const [path, content] of Object.entries(files)) await write(path, content);
+      const auth = this.opts.auth?.(mirror);
+      const files = containerdFiles(mirror, auth);
+      for (const [path, content] of Object.entries(files))
+        await write(path, content, auth !== undefined);
       const keys = dockerKeys(mirror);
       if (keys) {
         const current = await read(DOCKER_DAEMON_JSON);

@@ -15,6 +15,11 @@ const SYMBOL: Record<PlannedNode['change'], string> = {
  */
 export function formatPlan(plan: Plan): string {
   const out: string[] = [];
+  // Names only: a Secret's values never reach a plan.
+  if (plan.changedSecrets?.length) {
+    for (const name of plan.changedSecrets) out.push(`~ secret ${name} (changed)`);
+    out.push('');
+  }
   for (const c of plan.clusters) out.push(...formatCluster(c), '');
   out.push(summary(plan));
   return out.map(printable).join('\n') + '\n';

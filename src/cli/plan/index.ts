@@ -75,6 +75,7 @@ export function registerPlan(
             changes: plan ? planHasChanges(plan) : false,
             problems: problemsJson(problems),
             ...(plan?.settings ? { settings: plan.settings } : {}),
+            ...(plan?.changedSecrets ? { changedSecrets: plan.changedSecrets } : {}),
             clusters: plan?.clusters ?? [],
           },
           null,

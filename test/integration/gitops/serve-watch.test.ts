@@ -136,4 +136,65 @@ describe('bpa serve --watch DIR', function () {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('a plaintext Secret the Site uses: a warning in a watched directory, an error for bpa validate', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bpa-watch-plain-'));
+    const site = join(dir, 'site');
+    await cp(join(ROOT, 'sites', 'example', 'inventory'), join(site, 'inventory'), {
+      recursive: true,
+    });
+    const PASSWORD = 'plain-pw-31337';
+    await writeFile(
+      join(site, 'site.yaml'),
+      'apiVersion: bpa.akraino.org/v1alpha1\nkind: Site\nmetadata:\n  name: w\nspec:\n  inventory:\n    source: embedded\n    directory: inventory\n  ssh:\n    bootstrapCredentials: {secret: login}\n',
+    );
+    await writeFile(
+      join(site, 'login.yaml'),
+      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: login\nstringData:\n  password: ${PASSWORD}\n`,
+    );
+    const validate = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const v = spawnBpa(['validate', site]);
+      let out = '';
+      v.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+      v.once('exit', (code) => resolve({ code, out }));
+    });
+    assert.equal(validate.code, 1);
+    assert.match(validate.out, /site\.yaml:10:\d+: error SECRET_NOT_ENCRYPTED/);
+    const watching = spawnBpa([
+      'serve',
+      '--watch',
+      site,
+      '--state',
+      join(dir, 'state'),
+      '--listen',
+      '127.0.0.1:0',
+      '--interval',
+      '1h',
+    ]);
+    let err = '';
+    try {
+      watching.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+      const report = await waitFor(
+        'the first report',
+        async () => readFile(join(site, 'status', 'site.yaml'), 'utf8').catch(() => undefined),
+        20_000,
+        100,
+      );
+      // Accepted: the site reconciles; the warning is in bpa's log.
+      assert.match(report, /phase: Ready/);
+      assert.doesNotMatch(report, /SECRET_NOT_ENCRYPTED/);
+      await waitFor(
+        'the warning',
+        async () => (/SECRET_PLAINTEXT/.test(err) ? true : undefined),
+        5_000,
+        100,
+      );
+      assert.ok(!report.includes(PASSWORD) && !err.includes(PASSWORD), 'the value is nowhere');
+    } finally {
+      const exited = new Promise((r) => watching.once('exit', r));
+      watching.kill('SIGTERM');
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -89,12 +89,19 @@ describe('Dockerfile', () => {
     );
   });
 
-  it('the final stage installs git, openssh-client and CA certificates, and no build tools', () => {
+  it('the final stage installs git, openssh-client, age and CA certificates, and no build tools', () => {
     const runs = of(final, 'RUN').join(' && ');
     const install = /apt-get install ([^&;]*)/.exec(runs)?.[1] ?? '';
     assert.match(install, /--no-install-recommends/);
     const packages = install.split(/\s+/).filter((w) => w && !w.startsWith('-'));
-    assert.deepEqual(packages.sort(), ['ca-certificates', 'git', 'gnupg', 'gpgv', 'openssh-client']);
+    assert.deepEqual(packages.sort(), [
+      'age',
+      'ca-certificates',
+      'git',
+      'gnupg',
+      'gpgv',
+      'openssh-client',
+    ]);
     assert.match(runs, /rm -rf \/var\/lib\/apt\/lists\/\*/);
     assert.doesNotMatch(runs, /\b(?:npm|npx|yarn|pnpm)\s+(?:ci|install|i|add|run|rebuild)\b/);
     assert.doesNotMatch(runs, /build-essential|\bgcc\b|\bg\+\+|\bmake\b|\bpython3?\b|node-gyp/);

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { executionSettings, type RegistryMirror } from '../../../src/config/execution.js';
+import { OPTIONS, resolveConfig, type OptionName } from '../../../src/config/options.js';
+import { planRegistry } from '../../../src/plan/registry.js';
+import { changedSecrets, secretRecords } from '../../../src/plan/secrets.js';
+import { canonicalJson } from '../../../src/plan/hash.js';
+import type { Action, PlannedNode } from '../../../src/plan/types.js';
+import {
+  containerdFiles,
+  mirrorDigest,
+  mirrorDrift,
+} from '../../../src/runtime/registry-mirror.js';
+import type { AppliedCluster } from '../../../src/state/applied.js';
+
+const cfg = resolveConfig(
+  Object.keys(OPTIONS) as OptionName[],
+  { registryUrl: 'http://10.0.0.2:5000' },
+  {},
+  undefined,
+);
+const SITE = {
+  ssh: { bootstrapCredentials: { secret: 'login' } },
+  registryMirror: { credentials: { secret: 'reg' } },
+  installer: { variables: { secret: 'vars' } },
+};
+const DIGESTS = [
+  { name: 'login', digest: 'a'.repeat(64) },
+  { name: 'reg', digest: 'b'.repeat(64) },
+  { name: 'vars', digest: 'c'.repeat(64) },
+  { name: 'unused', digest: 'd'.repeat(64) },
+];
+
+const node = (name: string): PlannedNode =>
+  ({
+    name,
+    roles: ['master'],
+    host: name,
+    mac: '02:00:00:00:00:01',
+    ip: '10.0.0.9',
+    change: 'keep',
+  }) as PlannedNode;
+const applied = (over: Partial<AppliedCluster>): AppliedCluster => ({
+  cluster: 'c',
+  appliedAt: '2026-11-01T00:00:00Z',
+  nodes: [],
+  plugins: [],
+  packages: { master: [], worker: [] },
+  ...over,
+});
+
+describe('site Secrets in the plan: ciphertext digests, value HMACs, never values', () => {
+  it('the settings (and so the plan hash) name the Secrets the Site uses by ciphertext digest', () => {
+    const s = executionSettings(cfg, SITE, DIGESTS);
+    assert.deepEqual(s.secrets, {
+      login: 'a'.repeat(64),
+      reg: 'b'.repeat(64),
+      vars: 'c'.repeat(64),
+    });
+    assert.equal(s.installerVariables, 'vars');
+    assert.deepEqual(s.registryMirror?.credentials, { secret: 'reg', digest: 'b'.repeat(64) });
+    const other = executionSettings(
+      cfg,
+      SITE,
+      DIGESTS.map((d) => (d.name === 'reg' ? { ...d, digest: 'e'.repeat(64) } : d)),
+    );
+    assert.notEqual(
+      canonicalJson(other),
+      canonicalJson(s),
+      'a new ciphertext changes the hash input',
+    );
+  });
+
+  it('hosts.toml carries the credentials only when written; plans and drift see them masked', () => {
+    const mirror = executionSettings(cfg, SITE, DIGESTS).registryMirror as RegistryMirror;
+    const auth = Buffer.from('u:secret-pw').toString('base64');
+    const written = containerdFiles(mirror, auth);
+    const path = Object.keys(written)[0] as string;
+    assert.match(written[path] as string, new RegExp(`authorization = "Basic ${auth}"`));
+    assert.doesNotMatch(containerdFiles(mirror)[path] as string, /secret-pw|c2VjcmV0/);
+    assert.deepEqual(mirrorDrift(mirror, { [path]: written[path] as string }), []);
+    const noHeader = containerdFiles({ ...mirror, credentials: undefined } as RegistryMirror)[
+      path
+    ] as string;
+    assert.deepEqual(mirrorDrift(mirror, { [path]: noHeader }), [`${path} was changed`]);
+  });
+
+  it('a changed credential plans configure-registry; a new ciphertext of the same values does not', () => {
+    const s = executionSettings(cfg, SITE, DIGESTS);
+    const mirror = s.registryMirror as RegistryMirror;
+    const recorded = applied({
+      registryMirror: mirrorDigest(mirror),
+      secrets: secretRecords(s, new Map([['reg', 'hmac-1']])),
+    });
+    const plan = (settings: typeof s, values?: Map<string, string>): Action[] => {
+      const actions: Action[] = [];
+      planRegistry('c', [node('m1')], recorded, settings, undefined, actions, [], values);
+      return actions;
+    };
+    assert.deepEqual(plan(s), [], 'as applied');
+    const rotated = executionSettings(
+      cfg,
+      SITE,
+      DIGESTS.map((d) => (d.name === 'reg' ? { ...d, digest: 'e'.repeat(64) } : d)),
+    );
+    // Without the values (bpa plan without keys): the ciphertext decides.
+    assert.equal(plan(rotated)[0]?.kind, 'configure-registry');
+    // With them: the same HMAC, nothing to do; another HMAC, the nodes are configured again.
+    assert.deepEqual(plan(rotated, new Map([['reg', 'hmac-1']])), []);
+    assert.equal(plan(rotated, new Map([['reg', 'hmac-2']]))[0]?.kind, 'configure-registry');
+    const state = { clusters: new Map([['c', recorded]]) };
+    assert.deepEqual(changedSecrets(rotated, state, new Map([['reg', 'hmac-1']])), []);
+    assert.deepEqual(changedSecrets(rotated, state, new Map([['reg', 'hmac-2']])), ['reg']);
+    assert.deepEqual(changedSecrets(rotated, state, undefined), ['reg']);
+  });
+});
