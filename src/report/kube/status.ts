@@ -169,7 +169,13 @@ export function siteObjectStatus(report: SiteStatusDoc, input: StatusInput): Obj
  */
 export function clusterObjectStatus(
   report: ClusterStatusDoc,
-  input: StatusInput & { desiredNodes: number; kubeconfigSecret?: string; full: boolean },
+  input: StatusInput & {
+    desiredNodes: number;
+    kubeconfigSecret?: string;
+    full: boolean;
+    /** The site's last revision applied successfully (status/site.yaml). */
+    appliedRevision?: string;
+  },
 ): ObjectStatus {
   const s = report.status;
   const ready = s.conditions.find((c) => c.type === 'Ready');
@@ -200,7 +206,9 @@ export function clusterObjectStatus(
   }));
   const readyNodes = nodeStatuses.filter((n) => n.phase === 'Ready').length;
   const planHash = s.source.planHash;
-  const revision = s.source.revision;
+  // As Flux: the revision of the last success, kept through failures, waits and suspensions.
+  const revision =
+    s.phase === 'Ready' ? input.appliedRevision : input.previous?.lastAppliedRevision;
   return {
     ...base,
     ...(revision ? { lastAppliedRevision: revision } : {}),
@@ -209,7 +217,7 @@ export function clusterObjectStatus(
     nodes: `${readyNodes}/${Math.max(input.desiredNodes, nodeStatuses.length)}`,
     nodeStatuses,
     ...(s.lastOperation?.length ? { lastOperations: s.lastOperation } : {}),
-    ...(input.kubeconfigSecret && revision
+    ...(input.kubeconfigSecret && s.source.planHash
       ? { kubeconfigSecretRef: { name: input.kubeconfigSecret } }
       : {}),
     history: history(input.previous?.history, {

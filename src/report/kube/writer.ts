@@ -29,12 +29,6 @@ import {
 import { clusterObjectStatus, siteObjectStatus, type ObjectStatus } from './status.js';
 
 export const FIELD_MANAGER = 'bpa';
-/**
- * The status has a manager of its own: before Kubernetes 1.22 managed fields do not tell
- * subresources apart, and an apply of the object by `bpa` would drop bpa's ownership of the
- * status, so fields it stops writing (a Reconciling condition that ended) would stay.
- */
-export const STATUS_FIELD_MANAGER = 'bpa-status';
 const VERSION = 'v1alpha1';
 /** Set on the Site object (any value) to ask for a reconcile now; echoed in lastHandledReconcileAt. */
 export const REQUESTED_AT_ANNOTATION = 'reconcile.bpa.akraino.org/requestedAt';
@@ -54,10 +48,11 @@ export interface KubeStatusInput {
   handledRequest?: string;
 }
 
-interface Stored {
+export interface Stored {
   metadata: {
     name: string;
     uid: string;
+    resourceVersion?: string;
     generation?: number;
     annotations?: Record<string, string>;
     labels?: Record<string, string>;
@@ -70,12 +65,20 @@ interface Stored {
 export class KubeStatusWriter {
   private readonly api: CustomObjectsApi;
   private readonly events: EventRecorder;
+  /** Status writes refused for a newer resourceVersion (409) and made again. */
+  statusConflicts = 0;
 
   constructor(
     kc: KubeConfig,
     private readonly namespace: string,
     private readonly log: Logger,
-    private readonly opts: { instance: string; kubeconfigSecrets: boolean; now?: () => number },
+    private readonly opts: {
+      instance: string;
+      kubeconfigSecrets: boolean;
+      now?: () => number;
+      /** Called between reading an object's status and writing it (tests: another writer). */
+      beforeStatusWrite?: (kind: BpaKind, name: string) => Promise<void>;
+    },
   ) {
     this.api = kc.makeApiClient(CustomObjectsApi);
     this.events = new EventRecorder(kc, namespace, opts.instance, opts.now);
@@ -103,7 +106,7 @@ export class KubeStatusWriter {
     for (const d of desired ?? []) {
       const stored = await this.apply(d);
       applied.set(`${d.object.kind}/${d.object.metadata.name}`, stored);
-      await this.writeStatus(d, stored, reports, input, now);
+      await this.writeStatus(d, reports, input, now);
     }
     if (desired) await this.prune(new Set(applied.keys()));
     for (const e of clusterEvents(input)) {
@@ -183,44 +186,49 @@ export class KubeStatusWriter {
    */
   private async writeStatus(
     d: DesiredObject,
-    stored: Stored,
     reports: Reports,
     input: KubeStatusInput,
     now: string,
   ): Promise<void> {
     const { kind, metadata } = d.object;
-    const common = {
-      generation: stored.metadata.generation ?? 1,
-      previous: stored.status,
-      now,
-      ...(input.attemptedRevision ? { attemptedRevision: input.attemptedRevision } : {}),
-      ...(input.handledRequest ? { handledRequest: input.handledRequest } : {}),
-    };
-    let status: ObjectStatus | undefined;
-    if (kind === 'Site' && reports.site) status = siteObjectStatus(reports.site, common);
     const report = d.cluster ? reports.clusters.get(d.cluster) : undefined;
-    if (report) {
-      const model = input.site?.model.clusters.find((c) => c.name === d.cluster);
-      status = clusterObjectStatus(report, {
-        ...common,
-        desiredNodes: model?.nodes.length ?? 0,
-        full: kind === 'Cluster',
-        ...(this.opts.kubeconfigSecrets ? { kubeconfigSecret: `${d.cluster}-kubeconfig` } : {}),
-      });
-    }
-    if (!status) return;
-    const body = { apiVersion: API_VERSION, kind, metadata: { name: metadata.name }, status };
+    if (kind === 'Site' ? !reports.site : !report) return;
     for (let attempt = 1; ; attempt++) {
+      // Read now, not from the apply: the status another writer left is the one to merge with.
+      const current = await this.get(kind, metadata.name);
+      if (!current) return;
+      const common = {
+        generation: current.metadata.generation ?? 1,
+        previous: current.status,
+        now,
+        ...(input.attemptedRevision ? { attemptedRevision: input.attemptedRevision } : {}),
+        ...(input.handledRequest ? { handledRequest: input.handledRequest } : {}),
+      };
+      const status =
+        kind === 'Site' || !report
+          ? siteObjectStatus(reports.site as SiteStatusDoc, common)
+          : clusterObjectStatus(report, {
+              ...common,
+              desiredNodes:
+                input.site?.model.clusters.find((c) => c.name === d.cluster)?.nodes.length ?? 0,
+              ...(reports.site?.status.source.appliedRevision
+                ? { appliedRevision: reports.site.status.source.appliedRevision }
+                : {}),
+              full: kind === 'Cluster',
+              ...(this.opts.kubeconfigSecrets
+                ? { kubeconfigSecret: `${d.cluster}-kubeconfig` }
+                : {}),
+            });
+      await this.opts.beforeStatusWrite?.(kind, metadata.name);
       try {
         await this.api.patchNamespacedCustomObjectStatus(
           {
             ...this.path(kind),
             name: metadata.name,
-            body,
-            fieldManager: STATUS_FIELD_MANAGER,
-            force: true,
+            body: statusPatch(current, status),
+            fieldManager: FIELD_MANAGER,
           },
-          setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         );
         return;
       } catch (err: unknown) {
@@ -231,7 +239,11 @@ export class KubeStatusWriter {
             `write the status of ${kind} ${metadata.name}`,
             `patch on ${PLURALS[kind]}/status in namespace ${this.namespace}`,
           );
-        this.log.debug({ kind, name: metadata.name, attempt }, 'status conflict: writing again');
+        this.statusConflicts += 1;
+        this.log.debug(
+          { kind, name: metadata.name, attempt },
+          'status conflict: read and write again',
+        );
       }
     }
   }
@@ -331,6 +343,37 @@ export class KubeStatusWriter {
       );
     }
   }
+}
+
+/** The fields of a status bpa writes; any other is another writer's and is left alone. */
+const BPA_STATUS_FIELDS: ReadonlyArray<keyof ObjectStatus> = [
+  'observedGeneration',
+  'conditions',
+  'lastHandledReconcileAt',
+  'lastAppliedRevision',
+  'lastAttemptedRevision',
+  'planHash',
+  'nodes',
+  'nodeStatuses',
+  'lastOperations',
+  'kubeconfigSecretRef',
+  'history',
+];
+const BPA_CONDITIONS = new Set(['Ready', 'Reconciling', 'Stalled']);
+
+/**
+ * A JSON merge patch of the status, guarded by the resourceVersion read (a concurrent write
+ * is a 409, read again): bpa's fields set, those it no longer writes removed, the conditions
+ * of other types kept where they were, everything else untouched. A merge patch and not an
+ * apply: Kubernetes before 1.22 merges a CRD's lists under x-kubernetes-preserve-unknown-fields
+ * whole, and an apply of bpa's conditions would drop another writer's.
+ */
+export function statusPatch(current: Stored, status: ObjectStatus): Record<string, unknown> {
+  const others = (current.status?.conditions ?? []).filter((c) => !BPA_CONDITIONS.has(c.type));
+  const out: Record<string, unknown> = {};
+  for (const key of BPA_STATUS_FIELDS) out[key] = status[key] ?? null;
+  out['conditions'] = [...status.conditions, ...others];
+  return { metadata: { resourceVersion: current.metadata.resourceVersion }, status: out };
 }
 
 interface Reports {
