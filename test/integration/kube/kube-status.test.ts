@@ -46,7 +46,7 @@ interface Obj {
     planHash?: string;
     lastHandledReconcileAt?: string;
     kubeconfigSecretRef?: { name: string };
-    history?: Array<{ totalReconciliations: number }>;
+    history?: Array<{ totalReconciliations: number; lastReconciledStatus: string }>;
     lastOperations?: unknown[];
     [other: string]: unknown;
   };
@@ -209,7 +209,14 @@ describe('the site in the bootstrap cluster (--kube-status) on a real kube-apise
     assert.equal(s?.lastAttemptedRevision, summary.revision);
     assert.match(s?.planHash ?? '', /^[0-9a-f]{12,}$/);
     assert.deepEqual(s?.kubeconfigSecretRef, { name: 'east-kubeconfig' });
-    assert.equal(s?.history?.[0]?.totalReconciliations, 2, 'the failed attempt and the success');
+    assert.deepEqual(
+      s?.history?.map((h) => [h.lastReconciledStatus, h.totalReconciliations]),
+      [
+        ['ReconciliationSucceeded', 1],
+        ['ReconciliationFailed', 1],
+      ],
+      'the success, then the failed attempt before it (no plan applied yet)',
+    );
     assert.ok(s?.lastOperations?.length, 'the last operations');
     assert.doesNotMatch(JSON.stringify(s), /exited|output/, 'no installer output');
     assert.equal(kstatus(cluster).status, 'Current');
