@@ -154,7 +154,7 @@ describe('conditions bpa writes for each phase', () => {
     assert.deepEqual(second, [
       {
         type: 'Ready',
-        status: 'False' === 'False' ? 'True' : 'True',
+        status: 'True',
         observedGeneration: 2,
         lastTransitionTime: 'T2',
         reason: 'ReconciliationSucceeded',
