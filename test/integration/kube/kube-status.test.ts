@@ -169,7 +169,7 @@ describe('the site in the bootstrap cluster (--kube-status) on a real kube-apise
     siteDir = join(tmp, 'site');
     stateDir = join(tmp, 'state');
     await writeSite(siteDir, V1);
-    ports = fakePorts(new FakeNodes({ jq: ['1.6-2.1ubuntu3'], curl: ['7.88.1-10'] }));
+    ports = fakePorts(new FakeNodes({ jq: ['1.6-2.1ubuntu3', '1.7.1-3'], curl: ['7.88.1-10'] }));
     source = new FakeSiteSource(siteDir);
     writer = new KubeStatusWriter(kube.env.bpaKubeConfig(), kube.env.namespace, silentLogger(), {
       instance: 'test',
@@ -468,6 +468,43 @@ describe('the site in the bootstrap cluster (--kube-status) on a real kube-apise
     assert.deepEqual(kstatus(cluster), { status: 'Current', message: 'Resource is current' });
     // The suspend was an edit of the spec in git: the generation seen is the one written.
     assert.equal(cluster.status?.observedGeneration, cluster.metadata.generation);
+  });
+
+  it('changes waiting for a maintenance window are Reconciling (kstatus InProgress), never Failed, with a WaitingForWindow Event', async () => {
+    let clock = Date.parse('2026-11-24T10:00:00Z'); // a Tuesday
+    const r = new Reconciler({
+      source,
+      configFor: configWith({ stateDir }),
+      env: {},
+      log: silentLogger(),
+      now: () => clock,
+      resyncIntervalMs: 3_600_000,
+      ports,
+      kubeStatus: writer,
+    });
+    assert.equal((await r.reconcile('startup')).result, 'applied');
+    await writeSite(siteDir, {
+      ...V1,
+      masterSoftware: ['jq=1.7.1-3'],
+      siteSpec: [
+        '  maintenanceWindows:',
+        "    - { days: [sat], start: '01:00', end: '05:00', timezone: UTC }",
+      ],
+    });
+    clock += 60_000;
+    await r.reconcile('webhook');
+    const cluster = await get('clusters', 'east');
+    assert.deepEqual(
+      cluster.status?.conditions?.map((c) => [c.type, c.status, c.reason]),
+      [
+        ['Ready', 'False', 'OutsideMaintenanceWindow'],
+        ['Reconciling', 'True', 'OutsideMaintenanceWindow'],
+      ],
+    );
+    assert.equal(kstatus(cluster).status, 'InProgress');
+    const waiting = (await events()).filter((e) => e.reason === 'WaitingForWindow');
+    assert.equal(waiting.length, 1);
+    assert.match(waiting[0]?.note ?? '', /opens at 2026-11-28T01:00:00/);
   });
 
   it('the requestedAt annotation (bpa reconcile --now) starts a full reconcile at once and is echoed', async () => {
