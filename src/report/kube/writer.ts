@@ -22,6 +22,8 @@ import {
   GROUP,
   KINDS,
   PLURALS,
+  REVISION_ANNOTATION,
+  SOURCE_ANNOTATION,
   desiredObjects,
   type BpaKind,
   type DesiredObject,
@@ -174,7 +176,7 @@ export class KubeStatusWriter {
         regarding: this.regarding(kind, stored),
         reason: 'SpecReverted',
         type: 'Warning',
-        note: `the spec was changed in the cluster; put back to revision ${d.object.metadata.annotations['bpa.akraino.org/revision']?.slice(0, 12) ?? ''} of the site (${d.object.metadata.annotations['bpa.akraino.org/source'] ?? 'git'}): change the site instead`,
+        note: `the spec was changed in the cluster; put back to revision ${d.object.metadata.annotations[REVISION_ANNOTATION]?.slice(0, 12) ?? ''} of the site (${d.object.metadata.annotations[SOURCE_ANNOTATION] ?? 'git'}): change the site instead`,
       });
     }
     return stored;

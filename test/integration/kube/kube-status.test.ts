@@ -532,6 +532,11 @@ describe('the site in the bootstrap cluster (--kube-status) on a real kube-apise
       assert.equal(site.metadata.annotations?.[REQUESTED_AT_ANNOTATION], value);
       assert.equal(site.status?.lastHandledReconcileAt, value);
       assert.equal((await get('clusters', 'east')).status?.lastHandledReconcileAt, value);
+      const said = (await events()).filter((e) => e.reason === 'ReconcileRequested');
+      assert.deepEqual(
+        said.map((e) => [e.regarding.kind, e.regarding.name, e.note]),
+        [['Site', 'test-site', `reconcile requested at ${value} handled`]],
+      );
       // Handled: the next interval is an ordinary one again.
       assert.equal((await r.reconcile('interval')).result, 'skipped');
     } finally {
