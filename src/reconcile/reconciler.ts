@@ -125,7 +125,8 @@ export class Reconciler {
     try {
       await this.opts.kubeStatus.sync({
         site: this.lastSite,
-        attemptedRevision: ctx.revision,
+        // A skipped run looked at nothing new (often bpa's own status commit).
+        ...(ctx.skipped ? {} : { attemptedRevision: ctx.revision }),
         reports: this.lastStatus,
         ...(ctx.skipped ? {} : { result: ctx.result, plan: ctx.plan, approval: ctx.approval }),
         ...(request !== undefined ? { handledRequest: request } : {}),

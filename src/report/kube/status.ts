@@ -157,7 +157,7 @@ export function siteObjectStatus(report: SiteStatusDoc, input: StatusInput): Obj
     ),
     ...handled(input),
     ...(s.source.appliedRevision ? { lastAppliedRevision: s.source.appliedRevision } : {}),
-    ...(input.attemptedRevision ? { lastAttemptedRevision: input.attemptedRevision } : {}),
+    ...attempted(input),
   };
 }
 
@@ -212,7 +212,7 @@ export function clusterObjectStatus(
   return {
     ...base,
     ...(revision ? { lastAppliedRevision: revision } : {}),
-    ...(input.attemptedRevision ? { lastAttemptedRevision: input.attemptedRevision } : {}),
+    ...attempted(input),
     ...(planHash ? { planHash } : {}),
     nodes: `${readyNodes}/${Math.max(input.desiredNodes, nodeStatuses.length)}`,
     nodeStatuses,
@@ -222,11 +222,16 @@ export function clusterObjectStatus(
       : {}),
     history: history(input.previous?.history, {
       digest: planHash ? `sha256:${planHash}` : 'none',
-      revision: input.attemptedRevision ?? revision ?? 'none',
+      revision: attempted(input).lastAttemptedRevision ?? revision ?? 'none',
       status: conditions[0]?.reason ?? 'Unknown',
       now: input.now,
     }),
   };
+}
+
+function attempted(input: StatusInput): { lastAttemptedRevision?: string } {
+  const revision = input.attemptedRevision ?? input.previous?.lastAttemptedRevision;
+  return revision ? { lastAttemptedRevision: revision } : {};
 }
 
 function handled(input: StatusInput): { lastHandledReconcileAt?: string } {

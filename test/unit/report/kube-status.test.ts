@@ -340,3 +340,28 @@ describe('Events of an apply', () => {
     assert.equal(microTime('2026-11-28T01:02:03.456Z'), '2026-11-28T01:02:03.456000Z');
   });
 });
+
+describe('a Site status after a run that looked at nothing new', () => {
+  it('keeps the revision last attempted and the request last handled', async () => {
+    const { siteObjectStatus } = await import('../../../src/report/kube/status.js');
+    const report = {
+      apiVersion: 'bpa.akraino.org/v1alpha1',
+      kind: 'SiteStatus' as const,
+      metadata: { name: 's' },
+      status: {
+        phase: 'Ready' as const,
+        conditions: [],
+        source: { revision: 'status-commit', appliedRevision: 'r1' },
+        clusters: [],
+      },
+    };
+    const s = siteObjectStatus(report, {
+      generation: 1,
+      now: 'T',
+      previous: { lastAttemptedRevision: 'r1', lastHandledReconcileAt: 'x' },
+    });
+    assert.equal(s.lastAttemptedRevision, 'r1');
+    assert.equal(s.lastHandledReconcileAt, 'x');
+    assert.equal(s.lastAppliedRevision, 'r1');
+  });
+});
