@@ -133,8 +133,14 @@ export class KubeStatusWriter {
   private async apply(d: DesiredObject): Promise<Stored> {
     const { kind, metadata } = d.object;
     const existing = await this.get(kind, metadata.name);
-    const edited = existing !== undefined && !sameJson(existing.spec ?? {}, d.object.spec);
-    if (edited) {
+    const differs = existing !== undefined && !sameJson(existing.spec ?? {}, d.object.spec);
+    // The same revision applied before and another spec now: someone edited it in the cluster
+    // (a new revision changes the spec from git, which is no revert).
+    const edited =
+      differs &&
+      existing.metadata.annotations?.[REVISION_ANNOTATION] ===
+        d.object.metadata.annotations[REVISION_ANNOTATION];
+    if (differs) {
       // Apply alone would keep fields another manager (kubectl edit) added: the whole spec
       // is replaced first, then applied so that bpa owns it again.
       await this.call(

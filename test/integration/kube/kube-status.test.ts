@@ -502,6 +502,13 @@ describe('the site in the bootstrap cluster (--kube-status) on a real kube-apise
       ],
     );
     assert.equal(kstatus(cluster).status, 'InProgress');
+    assert.deepEqual(
+      (await events()).filter((e) => e.reason === 'SpecReverted'),
+      [],
+      'a spec changed in git is no revert',
+    );
+    const software = await get('softwares', 'east-software');
+    assert.deepEqual(software.spec.masterSoftware, [{ jq: { version: '1.7.1-3' } }]);
     const waiting = (await events()).filter((e) => e.reason === 'WaitingForWindow');
     assert.equal(waiting.length, 1);
     assert.match(waiting[0]?.note ?? '', /opens at 2026-11-28T01:00:00/);
