@@ -1,5 +1,6 @@
 // The status subresource of bpa's objects, in the kstatus conventions, made from the reports
 // bpa writes to git (report/status.ts): the same phase, read by kubectl and GitOps tools. Pure.
+import { isRuntimeCode, runtimeCodeInfo } from '../../util/error-codes.js';
 import type { ClusterStatusDoc, Phase, SiteStatusDoc } from '../status.js';
 
 /** metav1.Condition. */
@@ -79,7 +80,8 @@ export function wantedConditions(phase: Phase, reason: string, message: string):
     case 'Degraded':
       // A failed action needs a person (bpa retries it, with back-off, and reports it the
       // same); nodes that do not answer or a cluster left out of the site are not stalled.
-      return why === 'NodesUnreachable' || why === 'RemovedFromSite'
+      // The site's ClustersDegraded points to its clusters, which say which it is.
+      return why === 'NodesUnreachable' || why === 'RemovedFromSite' || why === 'ClustersDegraded'
         ? { ready: { status: 'False', reason: why, message } }
         : {
             ready: { status: 'False', reason: 'ReconciliationFailed', message },
@@ -147,14 +149,20 @@ export interface StatusInput {
 export function siteObjectStatus(report: SiteStatusDoc, input: StatusInput): ObjectStatus {
   const s = report.status;
   const ready = s.conditions.find((c) => c.type === 'Ready');
+  const reason = ready?.reason ?? s.phase;
+  const wanted = wantedConditions(s.phase, reason, ready?.message ?? '');
+  // The site needs a person for what it says itself (an invalid revision, a plan not
+  // approved, an error bpa does not retry); a cluster's failure is Stalled on the Cluster,
+  // and a failure bpa retries (the inventory unreachable) is not stalled at all.
+  if (
+    s.phase === 'Degraded' ||
+    /^Clusters/.test(reason) ||
+    (isRuntimeCode(reason) && runtimeCodeInfo(reason).retry !== 'stalled')
+  )
+    delete wanted.stalled;
   return {
     observedGeneration: input.generation,
-    conditions: conditionsOf(
-      wantedConditions(s.phase, ready?.reason ?? s.phase, ready?.message ?? ''),
-      input.generation,
-      input.previous?.conditions,
-      input.now,
-    ),
+    conditions: conditionsOf(wanted, input.generation, input.previous?.conditions, input.now),
     ...handled(input),
     ...(s.source.appliedRevision ? { lastAppliedRevision: s.source.appliedRevision } : {}),
     ...attempted(input),

@@ -365,3 +365,51 @@ describe('a Site status after a run that looked at nothing new', () => {
     assert.equal(s.lastAppliedRevision, 'r1');
   });
 });
+
+describe('the Site object is Stalled only for what needs a person at the site level', () => {
+  const site = async (phase: Phase, reason: string): Promise<Array<[string, string, string]>> => {
+    const { siteObjectStatus } = await import('../../../src/report/kube/status.js');
+    const s = siteObjectStatus(
+      {
+        apiVersion: 'bpa.akraino.org/v1alpha1',
+        kind: 'SiteStatus',
+        metadata: { name: 's' },
+        status: {
+          phase,
+          conditions: [
+            { type: 'Ready', status: 'False', reason, message: 'm', lastTransitionTime: 'T' },
+          ],
+          source: {},
+          clusters: [],
+        },
+      },
+      { generation: 1, now: 'T', previous: undefined },
+    );
+    return s.conditions.map((c) => [c.type, c.status, c.reason]);
+  };
+  const table: Array<[Phase, string, Array<[string, string, string]>]> = [
+    [
+      'Rejected',
+      'InvalidRevision',
+      [
+        ['Ready', 'False', 'ReconciliationFailed'],
+        ['Stalled', 'True', 'InvalidRevision'],
+      ],
+    ],
+    [
+      'Blocked',
+      'PlanNotApproved',
+      [
+        ['Ready', 'False', 'ReconciliationFailed'],
+        ['Stalled', 'True', 'PlanNotApproved'],
+      ],
+    ],
+    // Retried with back-off by serve: not stalled.
+    ['Failed', 'INVENTORY_UNAVAILABLE', [['Ready', 'False', 'ReconciliationFailed']]],
+    // The failed cluster says Stalled itself.
+    ['Failed', 'ClustersFailed', [['Ready', 'False', 'ReconciliationFailed']]],
+    ['Degraded', 'ClustersDegraded', [['Ready', 'False', 'ClustersDegraded']]],
+  ];
+  for (const [phase, reason, want] of table)
+    it(`${phase} ${reason}`, async () => assert.deepEqual(await site(phase, reason), want));
+});
