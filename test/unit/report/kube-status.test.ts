@@ -413,3 +413,53 @@ describe('the Site object is Stalled only for what needs a person at the site le
   for (const [phase, reason, want] of table)
     it(`${phase} ${reason}`, async () => assert.deepEqual(await site(phase, reason), want));
 });
+
+describe("the objects made from a site's documents", () => {
+  it('one per Site, Cluster, Provisioning and Software document, in the namespace, labelled and annotated', async () => {
+    const { parseFile, DEFAULT_LIMITS } = await import('../../../src/load/index.js');
+    const { validateSite } = await import('../../../src/validate/index.js');
+    const { desiredObjects } = await import('../../../src/report/kube/objects.js');
+    const text = `apiVersion: bpa.akraino.org/v1alpha1
+kind: Site
+metadata: {name: edge, namespace: elsewhere, annotations: {note: kept-out}}
+spec: {}
+---
+apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata: {name: east-provisioning, labels: {cluster: east, owner: ops}}
+spec:
+  masters:
+    - m1: {mac-address: "52:54:00:aa:00:01"}
+`;
+    const documents = parseFile('site.yaml', text, DEFAULT_LIMITS).documents;
+    const result = validateSite({ documents, problems: [], incomplete: false });
+    assert.ok(result.model, JSON.stringify(result.problems));
+    const objects = desiredObjects(result.model, documents, 'bpa-system', 'abc123');
+    assert.deepEqual(
+      objects.map((o) => [o.object.kind, o.object.metadata.name, o.cluster]),
+      [
+        ['Site', 'edge', undefined],
+        // ICN allows a bare Provisioning: its cluster is named by the label.
+        ['Provisioning', 'east-provisioning', 'east'],
+      ],
+    );
+    const prov = objects[1]?.object;
+    assert.deepEqual(prov?.metadata, {
+      name: 'east-provisioning',
+      namespace: 'bpa-system',
+      labels: {
+        cluster: 'east',
+        owner: 'ops',
+        'app.kubernetes.io/managed-by': 'bpa',
+        'bpa.akraino.org/cluster': 'east',
+      },
+      annotations: { 'bpa.akraino.org/revision': 'abc123', 'bpa.akraino.org/source': 'site.yaml' },
+    });
+    assert.deepEqual(
+      objects[0]?.object.metadata.namespace,
+      'bpa-system',
+      "the document's namespace is the site's affair",
+    );
+    assert.deepEqual(objects[0]?.object.metadata.annotations['note'], undefined);
+  });
+});
