@@ -52,6 +52,8 @@ export class Reconciler {
   private readonly cache: WarmCache = warmCache();
   /** The site as last read without errors: the objects --kube-status keeps in the cluster. */
   private lastSite: KubeStatusInput['site'];
+  /** The progress write of the running reconcile, which its final write waits for. */
+  private progressWrite: Promise<void> | undefined;
 
   constructor(private readonly opts: ReconcilerOptions) {}
 
@@ -81,6 +83,7 @@ export class Reconciler {
       onSiteRead: (run) => {
         if (run.model) this.siteClusters = run.model.clusters.map((c) => c.name);
       },
+      onPlan: (run) => this.startProgress(run),
     });
     try {
       await runSteps(ctx, 'report');
@@ -99,6 +102,28 @@ export class Reconciler {
       log.info({ revision: ctx.revision, result: summary.result }, 'reconcile finished');
     await this.writeKubeStatus(ctx, request);
     return (this.last = summary);
+  }
+
+  /**
+   * The clusters with work about to start read Reconciling in the bootstrap cluster while the
+   * apply runs (it may take an hour). Never waited for by the apply: the write finishes
+   * beside it, and the report's write waits for it.
+   */
+  private startProgress(run: RunContext): void {
+    const writer = this.opts.kubeStatus;
+    if (!writer || !run.model || !run.loaded || !run.revision || !run.plan) return;
+    const working = new Map<string, string[]>();
+    for (const c of run.plan.clusters)
+      if (c.actions.length && c.gate?.state !== 'suspended' && c.gate?.state !== 'deferred')
+        working.set(
+          c.cluster,
+          c.actions.map((a) => a.kind),
+        );
+    if (!working.size) return;
+    const site = { model: run.model, documents: run.loaded.documents, revision: run.revision };
+    this.progressWrite = writer.progress(site, working).catch((err: unknown) => {
+      this.opts.log.warn({ err: messageOf(err) }, 'progress in the bootstrap cluster not written');
+    });
   }
 
   /** The requestedAt annotation of the Site object when it differs from the one last handled. */
@@ -121,6 +146,8 @@ export class Reconciler {
   private async writeKubeStatus(ctx: RunContext, request: string | undefined): Promise<void> {
     if (ctx.loaded && ctx.model && ctx.revision && !hasErrors(ctx.validation))
       this.lastSite = { model: ctx.model, documents: ctx.loaded.documents, revision: ctx.revision };
+    await this.progressWrite;
+    this.progressWrite = undefined;
     if (!this.opts.kubeStatus || !this.lastStatus || ctx.interrupted) return;
     try {
       await this.opts.kubeStatus.sync({

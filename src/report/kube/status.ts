@@ -46,8 +46,8 @@ export interface ObjectStatus {
 
 export const HISTORY_LIMIT = 5;
 
-interface Wanted {
-  ready: { status: 'True' | 'False'; reason: string; message: string };
+export interface Wanted {
+  ready: { status: 'True' | 'False' | 'Unknown'; reason: string; message: string };
   reconciling?: { reason: string; message: string };
   stalled?: { reason: string; message: string };
 }

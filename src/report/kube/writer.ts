@@ -28,7 +28,12 @@ import {
   type BpaKind,
   type DesiredObject,
 } from './objects.js';
-import { clusterObjectStatus, siteObjectStatus, type ObjectStatus } from './status.js';
+import {
+  clusterObjectStatus,
+  conditionsOf,
+  siteObjectStatus,
+  type ObjectStatus,
+} from './status.js';
 
 export const FIELD_MANAGER = 'bpa';
 const VERSION = 'v1alpha1';
@@ -198,13 +203,10 @@ export class KubeStatusWriter {
     input: KubeStatusInput,
     now: string,
   ): Promise<void> {
-    const { kind, metadata } = d.object;
+    const { kind } = d.object;
     const report = d.cluster ? reports.clusters.get(d.cluster) : undefined;
     if (kind === 'Site' ? !reports.site : !report) return;
-    for (let attempt = 1; ; attempt++) {
-      // Read now, not from the apply: the status another writer left is the one to merge with.
-      const current = await this.get(kind, metadata.name);
-      if (!current) return;
+    await this.patchStatus(kind, d.object.metadata.name, (current) => {
       const common = {
         generation: current.metadata.generation ?? 1,
         previous: current.status,
@@ -227,15 +229,65 @@ export class KubeStatusWriter {
                 ? { kubeconfigSecret: `${d.cluster}-kubeconfig` }
                 : {}),
             });
-      await this.opts.beforeStatusWrite?.(kind, metadata.name);
+      return statusPatch(current, status);
+    });
+  }
+
+  /**
+   * While a reconcile applies: the site's objects (a new cluster's too, so that `kubectl wait`
+   * finds it) and, on the objects of each cluster with work, Reconciling True and Ready
+   * Unknown (`Progressing`, as Flux's controllers say while they work). The rest of the status
+   * stays as the last reconcile left it; the next sync writes the outcome.
+   */
+  async progress(
+    site: NonNullable<KubeStatusInput['site']>,
+    working: ReadonlyMap<string, readonly string[]>,
+  ): Promise<void> {
+    const now = new Date((this.opts.now ?? Date.now)()).toISOString();
+    for (const d of desiredObjects(site.model, site.documents, this.namespace, site.revision)) {
+      await this.apply(d);
+      const actions = d.cluster ? working.get(d.cluster) : undefined;
+      if (!actions) continue;
+      const message = `applying ${actions.join(', ')}`;
+      await this.patchStatus(d.object.kind, d.object.metadata.name, (current) => {
+        const generation = current.metadata.generation ?? 1;
+        const conditions = conditionsOf(
+          {
+            ready: { status: 'Unknown', reason: 'Progressing', message },
+            reconciling: { reason: 'Progressing', message },
+          },
+          generation,
+          current.status?.conditions,
+          now,
+        );
+        const others = (current.status?.conditions ?? []).filter(
+          (c) => !BPA_CONDITIONS.has(c.type),
+        );
+        return {
+          metadata: { resourceVersion: current.metadata.resourceVersion },
+          status: { observedGeneration: generation, conditions: [...conditions, ...others] },
+        };
+      });
+    }
+  }
+
+  /**
+   * A merge patch of an object's status made from the object as read now, guarded by its
+   * resourceVersion: a concurrent write (409) is read again and the patch made again.
+   */
+  private async patchStatus(
+    kind: BpaKind,
+    name: string,
+    build: (current: Stored) => Record<string, unknown>,
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.get(kind, name);
+      if (!current) return;
+      const body = build(current);
+      await this.opts.beforeStatusWrite?.(kind, name);
       try {
         await this.api.patchNamespacedCustomObjectStatus(
-          {
-            ...this.path(kind),
-            name: metadata.name,
-            body: statusPatch(current, status),
-            fieldManager: FIELD_MANAGER,
-          },
+          { ...this.path(kind), name, body, fieldManager: FIELD_MANAGER },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         );
         return;
@@ -244,14 +296,11 @@ export class KubeStatusWriter {
           throw explainApiError(
             err,
             'KUBE_STATUS_FAILED',
-            `write the status of ${kind} ${metadata.name}`,
+            `write the status of ${kind} ${name}`,
             `patch on ${PLURALS[kind]}/status in namespace ${this.namespace}`,
           );
         this.statusConflicts += 1;
-        this.log.debug(
-          { kind, name: metadata.name, attempt },
-          'status conflict: read and write again',
-        );
+        this.log.debug({ kind, name, attempt }, 'status conflict: read and write again');
       }
     }
   }

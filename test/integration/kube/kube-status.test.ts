@@ -131,6 +131,18 @@ describe('the site in the bootstrap cluster (--kube-status) on a real kube-apise
     const r = await kube.env.admin<{ items: Obj[] }>('GET', `${base()}/${plural}`);
     return r.body.items.map((i) => i.metadata.name).sort();
   };
+  const waitForObject = async (
+    plural: string,
+    name: string,
+    ok: (o: Obj) => boolean,
+  ): Promise<Obj> => {
+    for (let i = 0; i < 200; i++) {
+      const r = await kube.env.admin<Obj>('GET', `${base()}/${plural}/${name}`);
+      if (r.status === 200 && ok(r.body)) return r.body;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    throw new Error(`${plural}/${name} never got there`);
+  };
   const events = async (): Promise<KubeEvent[]> => {
     const r = await kube.env.admin<{ items: KubeEvent[] }>(
       'GET',
@@ -272,6 +284,36 @@ describe('the site in the bootstrap cluster (--kube-status) on a real kube-apise
     assert.ok(started.some((e) => e.reason === 'ActionSucceeded'));
     assert.ok(started.some((e) => e.reason === 'ActionFailed' && e.type === 'Warning'));
     assert.ok(started.every((e) => e.reportingController === 'bpa.akraino.org/bpa'));
+  });
+
+  it('while the apply runs, the cluster (created at once) reads Reconciling, kstatus InProgress', async () => {
+    const hold = new AbortController();
+    ports.installer.next({ kind: 'hang', signal: hold.signal });
+    const r = reconciler();
+    const running = r.reconcile('startup');
+    await ports.installer.started;
+    const during = await waitForObject(
+      'clusters',
+      'east',
+      (o) => condition(o, 'Reconciling')?.status === 'True',
+    );
+    assert.deepEqual(
+      during.status?.conditions?.map((c) => [c.type, c.status, c.reason, c.message]),
+      [
+        ['Ready', 'Unknown', 'Progressing', 'applying provision-cluster, install-packages'],
+        ['Reconciling', 'True', 'Progressing', 'applying provision-cluster, install-packages'],
+      ],
+    );
+    assert.equal(kstatus(during).status, 'InProgress');
+    await assert.rejects(
+      kubectl('wait', '--for=condition=Ready', 'clusters.bpa.akraino.org/east', '--timeout=1s'),
+      /timed out/,
+    );
+    hold.abort();
+    await running;
+    const after = await get('clusters', 'east');
+    assert.equal(condition(after, 'Reconciling'), undefined, 'the outcome replaces the progress');
+    assert.notEqual(kstatus(after).status, 'InProgress');
   });
 
   it('a failing installer makes Stalled True with a reason and an Event, kubectl wait for Ready times out, and retries aggregate into one Event', async () => {
