@@ -52,6 +52,32 @@ const CLUSTER_LABEL: PrinterColumn = {
   jsonPath: '.metadata.labels.cluster',
   description: 'The cluster the document belongs to (label cluster).',
 };
+// The columns of Flux's kinds, from the status bpa writes (docs/kubernetes-status.md).
+const READY: PrinterColumn = {
+  name: 'Ready',
+  type: 'string',
+  jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+  description:
+    'The Ready condition: True when the last apply of the current revision succeeded and every node answers.',
+};
+const STATUS: PrinterColumn = {
+  name: 'Status',
+  type: 'string',
+  jsonPath: '.status.conditions[?(@.type=="Ready")].message',
+  description: "The Ready condition's message.",
+};
+const NODES: PrinterColumn = {
+  name: 'Nodes',
+  type: 'string',
+  jsonPath: '.status.nodes',
+  description: 'Nodes ready / nodes in the site.',
+};
+const REVISION: PrinterColumn = {
+  name: 'Revision',
+  type: 'string',
+  jsonPath: '.status.lastAppliedRevision',
+  description: 'The last revision of the site applied successfully.',
+};
 
 // Short names carry a bpa prefix: "cluster" and "cl" belong to Cluster API in most bootstrap
 // clusters, and a short name that two CRDs claim works for neither.
@@ -61,37 +87,29 @@ export const CRD_KINDS: readonly CrdKind[] = [
     file: 'cluster.schema.json',
     plural: 'clusters',
     shortNames: ['bpacluster', 'bpacl'],
-    printerColumns: [
-      {
-        name: 'ProvisioningCR',
-        type: 'string',
-        jsonPath: '.spec.provisioningCR',
-        description: "The cluster's Provisioning document.",
-      },
-      {
-        name: 'SoftwareCR',
-        type: 'string',
-        jsonPath: '.spec.softwareCR',
-        description: "The cluster's Software document.",
-      },
-      AGE,
-    ],
+    printerColumns: [READY, STATUS, NODES, REVISION, AGE],
   },
   {
     kind: 'Provisioning',
     file: 'provisioning.schema.json',
     plural: 'provisionings',
     shortNames: ['bpaprov'],
-    printerColumns: [CLUSTER_LABEL, AGE],
+    printerColumns: [CLUSTER_LABEL, READY, STATUS, AGE],
   },
   {
     kind: 'Software',
     file: 'software.schema.json',
     plural: 'softwares',
     shortNames: ['bpasw'],
-    printerColumns: [CLUSTER_LABEL, AGE],
+    printerColumns: [CLUSTER_LABEL, READY, STATUS, AGE],
   },
-  { kind: 'Site', file: 'site.schema.json', plural: 'sites', shortNames: ['bpasite'] },
+  {
+    kind: 'Site',
+    file: 'site.schema.json',
+    plural: 'sites',
+    shortNames: ['bpasite'],
+    printerColumns: [READY, STATUS, REVISION, AGE],
+  },
 ];
 
 /** File name of a kind's CRD under deploy/crds/. */
@@ -196,7 +214,14 @@ const SCALAR_KEYWORDS: Record<string, readonly string[]> = {
 };
 const STRUCTURE_KEYWORDS: Record<string, readonly string[]> = {
   object: ['properties', 'required', 'additionalProperties', 'minProperties', 'maxProperties'],
-  array: ['items', 'minItems', 'maxItems', 'uniqueItems'],
+  array: [
+    'items',
+    'minItems',
+    'maxItems',
+    'uniqueItems',
+    'x-kubernetes-list-type',
+    'x-kubernetes-list-map-keys',
+  ],
 };
 const ANY_TYPE_KEYWORDS = ['description', 'type', 'enum', 'const'];
 /**
@@ -238,6 +263,7 @@ const KEY_ORDER = [
   'minItems',
   'maxItems',
   'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
   'items',
   'minProperties',
   'maxProperties',
@@ -357,6 +383,10 @@ export class Converter {
         ? { [PRESERVE]: true }
         : this.convert(schema.items, { file: at.file, pointer: `${at.pointer}/items` });
     for (const key of ['minItems', 'maxItems']) {
+      if (schema[key] !== undefined) out[key] = schema[key];
+    }
+    // How server-side apply merges the list: a map keyed by type keeps other writers' items.
+    for (const key of ['x-kubernetes-list-type', 'x-kubernetes-list-map-keys']) {
       if (schema[key] !== undefined) out[key] = schema[key];
     }
     // uniqueItems is refused by the API server (quadratic); a set list type says the same

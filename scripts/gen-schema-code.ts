@@ -26,6 +26,16 @@ export const AJV_OPTIONS = {
   allowUnionTypes: true,
 } as const;
 
+/**
+ * Keywords of bpa's own (the problem code) and Kubernetes' (how server-side apply merges a
+ * list, carried into the CRDs): annotations for ajv.
+ */
+export const SCHEMA_ANNOTATIONS = [
+  'x-bpa-code',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+] as const;
+
 /** The export name of a schema file: `cluster.schema.json` → `cluster`. */
 export function exportName(file: string): string {
   return file.replace(/\.schema\.json$/, '');
@@ -33,7 +43,7 @@ export function exportName(file: string): string {
 
 export function renderSchemaCode(dir = SCHEMAS): string {
   const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true, esm: true } });
-  ajv.addKeyword('x-bpa-code');
+  for (const k of SCHEMA_ANNOTATIONS) ajv.addKeyword(k);
   const exports: Record<string, string> = {};
   for (const name of readdirSync(dir)
     .filter((f) => f.endsWith('.schema.json'))

@@ -12,8 +12,13 @@ set -euo pipefail
 # docker-registry, skopeo, containerd: the site registry, pushing to it, and ctr pulling through
 # the mirror configuration bpa writes (test/integration/artifacts/registry-lab.test.ts).
 # age: the data keys of the site's SOPS files (bpa's own use), and age keys made by tests.
+# lua5.1: Argo CD's health script of docs/kubernetes-status.md runs in it against the status
+# bpa wrote (test/integration/kube/kube-status.test.ts).
 pkgs=(git openssh-server openssh-client iproute2 dnsmasq busybox ansible-core sshpass gnupg gpgv
-  sudo ansible python3-jmespath jq chromium zsh fish docker-registry skopeo containerd age)
+  sudo ansible python3-jmespath jq chromium zsh fish docker-registry skopeo containerd age lua5.1)
+# kubectl: the real-server tests drive the bootstrap cluster as an operator does. Debian's
+# kubernetes-client (the server's version) only where no kubectl is installed already.
+command -v kubectl >/dev/null || pkgs+=(kubernetes-client)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -60,6 +60,10 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
       'bpa reconcile --once --repo https://git.example/site.git --ref main',
       'one reconcile of a branch, status reports committed back',
     ],
+    [
+      'bpa reconcile --now --bootstrap-kubeconfig admin.conf',
+      'ask the running bpa serve for a full reconcile at once (the Site object is annotated)',
+    ],
   ],
   serve: [
     [

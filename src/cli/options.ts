@@ -29,6 +29,8 @@ export function addConfigOptions(
     const spec = OPTIONS[name] as OptionSpec<unknown>;
     const opt = new Option(spec.flag, `${spec.description}${helpDetail(spec)} [env ${spec.env}]`);
     cmd.addOption(opt);
+    if (spec.negatable)
+      cmd.addOption(new Option(`--no-${opt.name()}`, `turn ${spec.flag.split(' ')[0]} off`));
     attrs.set(name, [opt.attributeName()]);
     if (spec.deprecatedFlag) attrs.get(name)?.push(addDeprecatedFlag(cmd, spec));
   }

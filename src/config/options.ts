@@ -49,6 +49,8 @@ export interface OptionSpec<T> {
    * ""` exempts nothing. Every other flag given an empty value is refused.
    */
   emptyAllowed?: boolean;
+  /** A boolean on by default: `--no-<flag>` turns it off. */
+  negatable?: boolean;
 }
 
 /** `:8080`, `127.0.0.1:8080`, `[::1]:0` → host and port; undefined when it is not one. */
@@ -438,6 +440,15 @@ export const OPTIONS = {
     description:
       'file holding the bearer token of the control API (POST /api/v1/suspend, /api/v1/resume); without one, those routes are disabled',
   } as OptionSpec<string>,
+  kubeStatus: {
+    flag: '--kube-status',
+    env: 'BPA_KUBE_STATUS',
+    default: true,
+    kind: 'boolean',
+    negatable: true,
+    description:
+      "serve: keep the site's Site, Cluster, Provisioning and Software objects, their status and Events in the bootstrap namespace (on when the bootstrap cluster is configured or bpa runs in it; --no-kube-status turns it off)",
+  } as OptionSpec<boolean>,
   leaderElect: {
     flag: '--leader-elect',
     env: 'BPA_LEADER_ELECT',

@@ -19,6 +19,7 @@ import { windowStatus } from '../plan/windows.js';
 import { runSteps } from './steps.js';
 import type { ClusterSummary, ReconcileSummary, Trigger } from './summary.js';
 import { siteView } from './view.js';
+import type { KubeStatusInput, KubeStatusWriter } from '../report/kube/writer.js';
 
 export interface ReconcilerOptions {
   source: SiteSource;
@@ -32,6 +33,8 @@ export interface ReconcilerOptions {
   onLine?: (line: string) => void;
   /** The outside world to apply through instead of what the configuration names (tests). */
   ports?: ApplyPorts;
+  /** --kube-status: the site's objects, status and Events in the bootstrap cluster. */
+  kubeStatus?: KubeStatusWriter;
 }
 
 /**
@@ -47,10 +50,17 @@ export class Reconciler {
   private siteClusters: string[] | undefined;
   /** The site as last read, parsed and checked: a commit re-reads only what it changed. */
   private readonly cache: WarmCache = warmCache();
+  /** The site as last read without errors: the objects --kube-status keeps in the cluster. */
+  private lastSite: KubeStatusInput['site'];
+  /** The progress write of the running reconcile, which its final write waits for. */
+  private progressWrite: Promise<void> | undefined;
 
   constructor(private readonly opts: ReconcilerOptions) {}
 
   async reconcile(trigger: Trigger, signal?: AbortSignal): Promise<ReconcileSummary> {
+    // A reconcile asked for on the Site object is a full one, whatever woke it.
+    const request = await this.pendingRequest();
+    if (request !== undefined) trigger = 'requested';
     const log = this.opts.log.child({ trigger });
     const ctx = createRun({
       site: {
@@ -73,6 +83,7 @@ export class Reconciler {
       onSiteRead: (run) => {
         if (run.model) this.siteClusters = run.model.clusters.map((c) => c.name);
       },
+      onPlan: (run) => this.startProgress(run),
     });
     try {
       await runSteps(ctx, 'report');
@@ -89,7 +100,67 @@ export class Reconciler {
     if (view) summary.view = view;
     if (ctx.lock && !ctx.interrupted)
       log.info({ revision: ctx.revision, result: summary.result }, 'reconcile finished');
+    await this.writeKubeStatus(ctx, request);
     return (this.last = summary);
+  }
+
+  /**
+   * The clusters with work about to start read Reconciling in the bootstrap cluster while the
+   * apply runs (it may take an hour). Never waited for by the apply: the write finishes
+   * beside it, and the report's write waits for it.
+   */
+  private startProgress(run: RunContext): void {
+    const writer = this.opts.kubeStatus;
+    if (!writer || !run.model || !run.loaded || !run.revision || !run.plan) return;
+    const working = new Map<string, string[]>();
+    for (const c of run.plan.clusters)
+      if (c.actions.length && c.gate?.state !== 'suspended' && c.gate?.state !== 'deferred')
+        working.set(
+          c.cluster,
+          c.actions.map((a) => a.kind),
+        );
+    if (!working.size) return;
+    const site = { model: run.model, documents: run.loaded.documents, revision: run.revision };
+    this.progressWrite = writer.progress(site, working).catch((err: unknown) => {
+      this.opts.log.warn({ err: messageOf(err) }, 'progress in the bootstrap cluster not written');
+    });
+  }
+
+  /** The requestedAt annotation of the Site object when it differs from the one last handled. */
+  private async pendingRequest(): Promise<string | undefined> {
+    const name = this.lastSite?.model.site?.name;
+    if (!this.opts.kubeStatus || !name) return undefined;
+    try {
+      const r = await this.opts.kubeStatus.requestState(name);
+      return r.requested !== undefined && r.requested !== r.handled ? r.requested : undefined;
+    } catch (err: unknown) {
+      this.opts.log.warn({ err: messageOf(err) }, 'reconcile request not read');
+      return undefined;
+    }
+  }
+
+  /**
+   * The site's objects, their status and the run's Events in the bootstrap cluster: a view,
+   * so a failure there is logged and never fails the reconcile (the next one writes again).
+   */
+  private async writeKubeStatus(ctx: RunContext, request: string | undefined): Promise<void> {
+    if (ctx.loaded && ctx.model && ctx.revision && !hasErrors(ctx.validation))
+      this.lastSite = { model: ctx.model, documents: ctx.loaded.documents, revision: ctx.revision };
+    await this.progressWrite;
+    this.progressWrite = undefined;
+    if (!this.opts.kubeStatus || !this.lastStatus || ctx.interrupted) return;
+    try {
+      await this.opts.kubeStatus.sync({
+        site: this.lastSite,
+        // A skipped run looked at nothing new (often bpa's own status commit).
+        ...(ctx.skipped ? {} : { attemptedRevision: ctx.revision }),
+        reports: this.lastStatus,
+        ...(ctx.skipped ? {} : { result: ctx.result, plan: ctx.plan, approval: ctx.approval }),
+        ...(request !== undefined ? { handledRequest: request } : {}),
+      });
+    } catch (err: unknown) {
+      this.opts.log.warn({ err: messageOf(err) }, 'status in the bootstrap cluster not written');
+    }
   }
 
   /** The reports of the last reconcile, for the status API. */

@@ -10,7 +10,8 @@ import { readSuspensions } from '../state/suspensions.js';
  * then one of three outcomes. The same input again is skipped (a status-only commit, a commit
  * outside the site), unless a periodic full reconcile is due, never for a rejected input,
  * which stays rejected until it changes, or the last attempt failed (a failed revision is
- * tried again, with backoff under serve, until it applies). A revision whose signature is
+ * tried again, with backoff under serve, until it applies); and never when a person asked for
+ * a reconcile (the requestedAt annotation on the Site object). A revision whose signature is
  * required and not good is refused: reported like an invalid one, nothing of it applied.
  * Otherwise the run goes on.
  */
@@ -56,6 +57,7 @@ export async function syncRevision(
     same &&
     !resigned &&
     trigger !== 'startup' &&
+    trigger !== 'requested' &&
     (!full || state.attempted?.result === 'rejected')
   ) {
     await writeSourceState(stateDir, state);

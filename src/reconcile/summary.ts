@@ -5,9 +5,11 @@ import type { Phase } from '../report/status.js';
 
 /**
  * Why a reconcile ran: shown in logs, metrics and the status API. `window`: a maintenance
- * window opened; `api`: a suspend or resume through serve's API.
+ * window opened; `api`: a suspend or resume through serve's API; `requested`: the
+ * reconcile.bpa.akraino.org/requestedAt annotation on the Site object (a full reconcile).
  */
-export type Trigger = 'startup' | 'interval' | 'webhook' | 'watch' | 'retry' | 'window' | 'api';
+export type Trigger =
+  'startup' | 'interval' | 'webhook' | 'watch' | 'retry' | 'window' | 'api' | 'requested';
 
 export const TRIGGERS: readonly Trigger[] = [
   'startup',
@@ -17,6 +19,7 @@ export const TRIGGERS: readonly Trigger[] = [
   'retry',
   'window',
   'api',
+  'requested',
 ];
 
 export interface ClusterSummary {

@@ -1,5 +1,8 @@
 import { hostname } from 'node:os';
-import { requireKubeConfig } from '../kube/kubeconfig.js';
+import { loadKubeConfig, requireKubeConfig } from '../kube/kubeconfig.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeStatusWriter } from '../report/kube/writer.js';
+import { watchReconcileRequests } from './reconcile-requests.js';
 import { watch } from 'chokidar';
 import { NOTIFY_URL, parseListen, type ConfigFor } from '../config/options.js';
 import { sourceFor } from '../reconcile/from-config.js';
@@ -48,7 +51,16 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   const source = await sourceFor(cfg, opts.env, opts.watchDir);
   // The status page's live feed: every installer line, already redacted by the reconciler.
   const live = new LiveBus();
+  const bootstrap = kubeStatusCluster(cfg, opts.env, log);
+  const kubeStatus = bootstrap
+    ? new KubeStatusWriter(bootstrap, cfg.namespace, log, {
+        instance: `${hostname()}-${process.pid}`,
+        // With the bootstrap cluster, kubeconfigs are published there (apply/ports-for.ts).
+        kubeconfigSecrets: true,
+      })
+    : undefined;
   const reconciler = new Reconciler({
+    ...(kubeStatus ? { kubeStatus } : {}),
     source,
     configFor: opts.configFor,
     env: opts.env,
@@ -189,6 +201,9 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     clearTimeout(debounce);
     debounce = setTimeout(() => scheduler.trigger('watch'), 300);
   });
+  const stopRequests = bootstrap
+    ? watchReconcileRequests(bootstrap, cfg.namespace, () => scheduler.trigger('requested'), log)
+    : undefined;
   scheduler.start();
   ui.start();
   log.info(
@@ -197,6 +212,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       interval: cfg.interval,
       url: http.url,
       leaderElect: cfg.leaderElect,
+      kubeStatus: bootstrap !== undefined,
     },
     'bpa serve started',
   );
@@ -204,6 +220,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     url: http.url,
     async stop() {
       clearTimeout(debounce);
+      stopRequests?.();
       await watcher?.close();
       const { timedOut } = await scheduler.stop();
       ui.stop();
@@ -217,6 +234,29 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       log.info('bpa serve stopped');
     },
   };
+}
+
+/**
+ * The bootstrap cluster --kube-status writes to: on by default when bpa has one (a
+ * --bootstrap-kubeconfig, or a pod's service account); turned on explicitly without one, it
+ * is NO_KUBECONFIG.
+ */
+function kubeStatusCluster(
+  cfg: ReturnType<ConfigFor>,
+  env: NodeJS.ProcessEnv,
+  log: Logger,
+): KubeConfig | undefined {
+  if (!cfg.kubeStatus) return undefined;
+  const what = 'the status of the site in the bootstrap cluster (--kube-status)';
+  const explicit = cfg.sources.kubeStatus === 'flag' || cfg.sources.kubeStatus === 'env';
+  if (explicit)
+    return requireKubeConfig(
+      { file: cfg.bootstrapKubeconfig, env, what },
+      'give --bootstrap-kubeconfig, run bpa in the cluster, or turn it off (--no-kube-status)',
+    );
+  const kc = loadKubeConfig({ file: cfg.bootstrapKubeconfig, env, what });
+  if (!kc) log.debug('no bootstrap cluster: the site is not mirrored there (--kube-status)');
+  return kc;
 }
 
 /** The configured listen address (checked when the configuration was read). */

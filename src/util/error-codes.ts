@@ -334,6 +334,13 @@ export const RUNTIME_CODES = {
     summary: 'a request to the bootstrap cluster failed',
     fix: 'read the message; bpa retries with backoff',
   },
+  KUBE_STATUS_FAILED: {
+    retry: 'transient',
+    area: kube,
+    summary:
+      "the site's objects, their status or Events could not be written to the bootstrap cluster (--kube-status); the reconcile itself is not affected",
+    fix: "the message says which request failed; a 403 names the grant deploy/rbac.yaml gives bpa's service account; bpa writes them again at the next reconcile",
+  },
   LEADER_CONFIG: {
     retry: 'stalled',
     area: kube,

@@ -53,9 +53,20 @@ export function registerApply(
     )
     .argument('[path]', 'site directory (without --repo; default: the current directory)')
     .option('--once', 'run once and exit (the controller loop is `bpa serve`)')
+    .option(
+      '--now',
+      'ask the running bpa serve for a reconcile now: sets reconcile.bpa.akraino.org/requestedAt on the Site object in the bootstrap cluster (--bootstrap-kubeconfig, --bootstrap-namespace)',
+    )
     .addOption(outputOption(OUTPUT_FORMATS));
   const resolveReconcileConfig = addConfigOptions(reconcile, [...APPLY_OPTIONS, ...REPO_OPTIONS]);
   reconcile.action((path, opts) => {
+    if (opts.now) {
+      if (opts.once || path !== undefined)
+        throw new UsageError(
+          '--now asks bpa serve for a reconcile: give it without --once or a path',
+        );
+      return requestNow(resolveReconcileConfig(opts, undefined, env), opts.output, io, env, now);
+    }
     if (!opts.once)
       throw new UsageError('only --once is supported here; for a controller loop use bpa serve');
     const configFor: ConfigFor = (site) => resolveReconcileConfig(opts, site, env);
@@ -67,6 +78,33 @@ export function registerApply(
     if (cfg.repoUrl) return reconcileRepo(configFor, opts.output, io, env, now);
     return run(path ?? '.', configFor, opts.output, io, env, now);
   });
+}
+
+/** `bpa reconcile --now`: the requestedAt annotation on the Site object, for bpa serve. */
+async function requestNow(
+  cfg: Config,
+  output: OutputFormat,
+  io: Io,
+  env: NodeJS.ProcessEnv,
+  now: () => number,
+): Promise<void> {
+  const [{ requireKubeConfig }, { requestReconcile }] = await Promise.all([
+    import('../../kube/kubeconfig.js'),
+    import('../../report/kube/request.js'),
+  ]);
+  const kc = requireKubeConfig(
+    { file: cfg.bootstrapKubeconfig, env, what: 'bpa reconcile --now' },
+    'give --bootstrap-kubeconfig (the cluster bpa serve runs in), or run it in that cluster',
+  );
+  const requestedAt = new Date(now()).toISOString();
+  const sites = await requestReconcile(kc, cfg.namespace, requestedAt);
+  if (output === 'json')
+    io.out(JSON.stringify({ requestedAt, namespace: cfg.namespace, sites }) + '\n');
+  else
+    io.out(
+      `reconcile requested at ${requestedAt} (Site ${sites.join(', ')} in ${cfg.namespace}); bpa serve echoes it in status.lastHandledReconcileAt\n`,
+    );
+  io.exit(EXIT.ok);
 }
 
 /** `bpa reconcile --once --repo URL`: one reconcile of a repository, reports committed back. */

@@ -23,6 +23,7 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'listen',
     'webhookSecretFile',
     'leaderElect',
+    'kubeStatus',
     'uiTokenFile',
     'uiInsecureNoToken',
     'uiUrl',

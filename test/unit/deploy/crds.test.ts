@@ -166,17 +166,27 @@ describe('deploy/crds', () => {
     assert.equal(new Set(names).size, names.length, names.join(' '));
   });
 
-  it('Cluster prints its Provisioning and Software documents and its age', () => {
+  it('Cluster prints READY, STATUS, NODES, REVISION and AGE from the status bpa writes', () => {
     const versions = dig(committedCrd('Cluster'), 'spec.versions') as Obj[];
     const columns = (versions[0] as Obj).additionalPrinterColumns as Obj[];
     assert.deepEqual(
       columns.map((c) => [c.name, c.type, c.jsonPath]),
       [
-        ['ProvisioningCR', 'string', '.spec.provisioningCR'],
-        ['SoftwareCR', 'string', '.spec.softwareCR'],
+        ['Ready', 'string', '.status.conditions[?(@.type=="Ready")].status'],
+        ['Status', 'string', '.status.conditions[?(@.type=="Ready")].message'],
+        ['Nodes', 'string', '.status.nodes'],
+        ['Revision', 'string', '.status.lastAppliedRevision'],
         ['Age', 'date', '.metadata.creationTimestamp'],
       ],
     );
+  });
+
+  it("status conditions merge by type, so another writer's condition stays", () => {
+    for (const kind of CRD_KINDS) {
+      const conditions = dig(openApi(committedCrd(kind.kind)), 'properties.status.properties.conditions') as Obj;
+      assert.equal(conditions['x-kubernetes-list-type'], 'map', kind.kind);
+      assert.deepEqual(conditions['x-kubernetes-list-map-keys'], ['type'], kind.kind);
+    }
   });
 
   describe('accept what bpa accepts', () => {

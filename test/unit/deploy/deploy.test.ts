@@ -35,6 +35,15 @@ const RBAC_TABLE: ReadonlyArray<
   ['namespace', '', 'pods', 'list'],
   ['namespace', '', 'pods/log', 'get'],
   ['namespace', 'coordination.k8s.io', 'leases', 'get create update'],
+  ['namespace', 'bpa.akraino.org', 'sites', 'get list watch create patch delete'],
+  ['namespace', 'bpa.akraino.org', 'clusters', 'get list create patch delete'],
+  ['namespace', 'bpa.akraino.org', 'provisionings', 'get list create patch delete'],
+  ['namespace', 'bpa.akraino.org', 'softwares', 'get list create patch delete'],
+  ['namespace', 'bpa.akraino.org', 'sites/status', 'patch'],
+  ['namespace', 'bpa.akraino.org', 'clusters/status', 'patch'],
+  ['namespace', 'bpa.akraino.org', 'provisionings/status', 'patch'],
+  ['namespace', 'bpa.akraino.org', 'softwares/status', 'patch'],
+  ['namespace', 'events.k8s.io', 'events', 'create patch'],
 ];
 
 /** Settings the serve/git layer reads that are not in src/config/options.ts yet. */

@@ -30,6 +30,7 @@ const KEYWORDS: Record<string, readonly string[] | undefined> = {
   minItems: ['array'],
   maxItems: ['array'],
   'x-kubernetes-list-type': ['array'],
+  'x-kubernetes-list-map-keys': ['array'],
   properties: ['object'],
   additionalProperties: ['object'],
   required: ['object'],
@@ -183,6 +184,17 @@ function checkArray(node: Node, path: string, problems: string[]): void {
     (typeof child.type !== 'string' || !SCALARS.has(child.type) || child.nullable === true)
   ) {
     problems.push(`${at}: a set list needs non-nullable scalar items`);
+  }
+  // A map list's keys must be required scalar fields of its items (the API server's rule).
+  const keys = node['x-kubernetes-list-map-keys'];
+  if ((listType === 'map') !== (keys !== undefined)) {
+    problems.push(`${at}: x-kubernetes-list-map-keys goes with x-kubernetes-list-type: map`);
+  } else if (listType === 'map') {
+    const required = Array.isArray(child?.required) ? child.required : [];
+    const props = (child?.properties ?? {}) as Record<string, { type?: unknown }>;
+    for (const k of Array.isArray(keys) ? keys : [])
+      if (!required.includes(k) || !SCALARS.has(String(props[k]?.type)))
+        problems.push(`${at}: map key ${String(k)} must be a required scalar field of the items`);
   }
 }
 

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { CORE_SCHEMA, load, loadAll } from 'js-yaml';
 import { CODES } from '../../../src/validate/codes.js';
+import { SCHEMA_ANNOTATIONS } from '../../../scripts/gen-schema-code.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SCHEMA_DIR = join(ROOT, 'schemas');
@@ -61,7 +62,7 @@ function compile(): Compiled {
     allowUnionTypes: true,
     logger: { log: record, warn: record, error: record },
   });
-  ajv.addKeyword('x-bpa-code');
+  for (const k of SCHEMA_ANNOTATIONS) ajv.addKeyword(k);
   const schemas = readSchemas();
   for (const schema of schemas.values()) ajv.addSchema(schema);
   const validators = new Map<string, ValidateFunction>();
