@@ -134,7 +134,7 @@ export function assignHosts(
   ) {
     if (index === last.index) return last;
     const patch = neutralPatch(index);
-    if (patch?.from === last.index) {
+    if (patch?.from === last.index && (patch.factsSame || !usesTerms(clusters))) {
       const placements = last.placements.map((p) => {
         const host = patch.swap.get(p.host);
         return host ? { ...p, host } : p;
@@ -170,6 +170,11 @@ export function assignHosts(
     }
   }
   return { placements, unplaced, index, clusters, prior, keepFailing };
+}
+
+/** Whether any node reads labels or hardware facts beyond the capacity (placement terms). */
+function usesTerms(clusters: readonly ClusterModel[]): boolean {
+  return clusters.some((c) => c.nodes.some((n) => requirementsOf(n).extended));
 }
 
 function sameModels(a: readonly ClusterModel[], b: readonly ClusterModel[]): boolean {

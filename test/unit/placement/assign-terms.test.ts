@@ -487,6 +487,14 @@ describe('placement terms: site-wide assignment', () => {
     assert.match(u.message, /1 host ineligible: d powered off$/);
   });
 
+  it('a label changed on a new host object is seen by nodes with selectors (the last assignment is not reused)', () => {
+    const clusters = [cluster('c', [node('a', { hostSelector: sel({ pool: 'x' }) })])];
+    const first = assignHosts(clusters, [host('h1', { labels: { pool: 'x' } }), host('h2')], []);
+    assert.deepEqual(placed(first), { 'c/a': 'h1' });
+    const relabelled = [host('h1'), host('h2', { labels: { pool: 'x' } })];
+    assert.deepEqual(placed(assignHosts(clusters, relabelled, [], first)), { 'c/a': 'h2' });
+  });
+
   it('a MAC-pinned node is checked against its terms', () => {
     const n = node('p', { hardware: { cpu: { arch: { equals: 'aarch64' } } } });
     n.mac = '00:00:00:00:00:01';
