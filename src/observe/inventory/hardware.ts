@@ -57,7 +57,9 @@ function nicsOf(raw: unknown[]): NicFacts[] {
     put(nic, 'speedGbps', num(n['speedGbps']));
     if (typeof n['pxe'] === 'boolean') nic.pxe = n['pxe'];
     const vlans = Array.isArray(n['vlans'])
-      ? n['vlans'].map((v) => num(rec(v)?.['id'])).filter((v): v is number => v !== undefined)
+      ? n['vlans'] // metal3 writes {id, name}; status/inventory.yaml the ids
+          .map((v) => num(typeof v === 'number' ? v : rec(v)?.['id']))
+          .filter((v): v is number => v !== undefined)
       : [];
     if (vlans.length) nic.vlans = vlans;
     seen.set(key, nic);

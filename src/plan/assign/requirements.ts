@@ -384,7 +384,7 @@ function countCheck<T>(
     (h) => {
       const all = items(h);
       if (!all) return `no ${noun}s reported`;
-      return `${passing(h)} of ${all.length} ${noun}${all.length === 1 ? '' : 's'} with ${text}`;
+      return `${passing(h)} matching of ${all.length} ${noun}${all.length === 1 ? '' : 's'}`;
     },
     `${count} with ${text}`,
   );

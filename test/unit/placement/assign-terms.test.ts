@@ -242,8 +242,8 @@ describe('placement terms: hardware requirements', () => {
       'cpu.count: has 20, needs >=32',
       'cpu.model: has "Intel(R) Xeon(R) Silver 4210 CPU @ 2.20GHz", needs matches /Gold/',
       'cpu.flags: has no avx512f, needs avx512f',
-      'nics[0]: has 0 of 1 NIC with speedGbps >=25, needs 2 with speedGbps >=25',
-      'storage[0]: has 0 of 1 disk with type NVME, needs 1 with type NVME',
+      'nics[0]: has 0 matching of 1 NIC, needs 2 with speedGbps >=25',
+      'storage[0]: has 0 matching of 1 disk, needs 1 with type NVME',
     ]);
     assert.deepEqual(failures(req, bare).map(describeFailure), [
       'cpu.count: not reported, needs >=32',
@@ -425,7 +425,7 @@ describe('placement terms: site-wide assignment', () => {
     const kept = assignHosts([cluster('c', nodes)], hosts, prior, undefined, { keepFailing: true });
     assert.deepEqual(placed(kept), { 'c/a': 'h1' });
     assert.deepEqual(kept.placements[0]?.failing?.map(describeFailure), [
-      'storage[0]: has 0 of 1 disk with type NVME, needs 1 with type NVME',
+      'storage[0]: has 0 matching of 1 disk, needs 1 with type NVME',
     ]);
     const moved = assignHosts([cluster('c', nodes)], hosts, prior, undefined, {
       keepFailing: false,
@@ -433,7 +433,7 @@ describe('placement terms: site-wide assignment', () => {
     assert.deepEqual(placed(moved), { 'c/a': 'h2' });
     assert.match(
       moved.placements[0]?.reason ?? '',
-      /^moved from h1 \(storage\[0\]: has 0 of 1 disk/,
+      /^moved from h1 \(storage\[0\]: has 0 matching of 1 disk/,
     );
   });
 
