@@ -37,7 +37,7 @@ async function objects(file: string): Promise<Metal3Object[]> {
 
 /** The object made usable: provisioned, powered on, no consumer (the docs show other states). */
 function usable(o: Metal3Object): Metal3Object {
-  const spec = { ...o.spec, online: true };
+  const spec: Record<string, unknown> = { ...o.spec, online: true };
   delete spec['consumerRef'];
   const status = {
     ...o.status,
