@@ -200,3 +200,27 @@ describe('unsafePattern', () => {
   it('refuses a pattern over 256 characters', () =>
     assert.match(unsafePattern('a'.repeat(257)) ?? '', /257 characters/));
 });
+
+describe('docs/site-format.md: the placement examples validate', () => {
+  it('NVMe workers, masters by CPU model, a preferred rack label', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const text = await readFile(new URL('../../../docs/site-format.md', import.meta.url), 'utf8');
+    const section = text.slice(text.indexOf('## Placement by hardware facts'));
+    const body = section.slice(0, section.indexOf('\n## ', 5));
+    const blocks = [...body.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+    assert.equal(blocks.length, 3);
+    for (const block of blocks) {
+      const indented = block.replace(/^/gm, '  ').trimEnd();
+      const prov = `apiVersion: bpa.akraino.org/v1alpha1
+kind: Provisioning
+metadata:
+  name: provisioning-a
+  labels: {cluster: cluster-a}
+spec:
+${indented.includes('masters:') ? indented : `  masters:\n    - m: {}\n${indented}`}
+`;
+      const got = await problems({ ...BASE_SITE, 'provisioning.yaml': prov });
+      assert.deepEqual(got, [], prov);
+    }
+  });
+});
