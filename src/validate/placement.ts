@@ -199,8 +199,37 @@ function set<T, K extends keyof T>(target: T, key: K, value: T[K] | undefined): 
   if (value !== undefined) target[key] = value;
 }
 
+/**
+ * Terms already read, by their text: sites repeat the same terms on many nodes (every worker
+ * of a pool), and nodes that share the very objects share one compiled requirement set in the
+ * plan (plan/assign/requirements.ts). Only terms read without a problem are kept; the map is
+ * emptied when it grows past a bound, so a long-running controller keeps no more than that.
+ */
+const known = new Map<string, Terms>();
+const KNOWN_LIMIT = 4096;
+
 /** The placement terms of one node entry (`fields` at pointer `ptr` of `doc`). */
 export function placementTerms(
+  fields: Record<string, unknown>,
+  doc: Doc,
+  ptr: string,
+  problems: Problem[],
+): Terms {
+  const { hostSelector, hardware, preferred } = fields;
+  if (hostSelector === undefined && hardware === undefined && preferred === undefined) return {};
+  const text = JSON.stringify([hostSelector, hardware, preferred]);
+  const seen = known.get(text);
+  if (seen) return seen;
+  const before = problems.length;
+  const terms = readTerms(fields, doc, ptr, problems);
+  if (problems.length === before) {
+    if (known.size >= KNOWN_LIMIT) known.clear();
+    known.set(text, terms);
+  }
+  return terms;
+}
+
+function readTerms(
   fields: Record<string, unknown>,
   doc: Doc,
   ptr: string,

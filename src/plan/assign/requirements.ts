@@ -44,12 +44,40 @@ export interface Requirements {
 
 const compiled = new WeakMap<NodeSpec, Requirements>();
 
+/**
+ * Requirement sets already compiled, by the node's shorthands and the identity of its term
+ * objects (validation hands nodes with the same terms the same objects): compiled once per
+ * distinct set, not once per node. Emptied past a bound.
+ */
+const shared = new Map<string, Requirements>();
+const SHARED_LIMIT = 4096;
+const ids = new WeakMap<object, number>();
+let nextId = 1;
+
+function idOf(o: object | undefined): number {
+  if (o === undefined) return 0;
+  let id = ids.get(o);
+  if (id === undefined) {
+    id = nextId++;
+    ids.set(o, id);
+  }
+  return id;
+}
+
 export function requirementsOf(node: NodeSpec): Requirements {
   let r = compiled.get(node);
-  if (!r) {
-    r = compile(node);
-    compiled.set(node, r);
-  }
+  if (r) return r;
+  if (node.hostSelector || node.hardware || node.preferred) {
+    const need = needOf(node);
+    const k = `${need.cpu}/${need.memMib}/${need.memText}/${need.sriov}/${need.qat}/${idOf(node.hostSelector)}/${idOf(node.hardware)}/${idOf(node.preferred)}`;
+    r = shared.get(k);
+    if (!r) {
+      r = compile(node);
+      if (shared.size >= SHARED_LIMIT) shared.clear();
+      shared.set(k, r);
+    }
+  } else r = compile(node);
+  compiled.set(node, r);
   return r;
 }
 
