@@ -89,8 +89,13 @@ export function placeByTerms<S extends TermSlot>(
   const flow = new MinCostFlow(nc + hc + 2);
   const source = nc + hc;
   const sink = source + 1;
-  const m = nc * pending.length + 1;
-  members.forEach((list, i) => flow.addEdge(source, i, list.length, i));
+  // Weight × m outweighs any sum of ranks; the ranks are dropped where the costs would lose
+  // integer precision (a site far larger than any real one), keeping the weights exact.
+  let maxWeight = 0;
+  for (const r of reqs) maxWeight += r.preferred.reduce((sum, p) => sum + p.weight, 0);
+  const ranked = (maxWeight + 1) * pending.length * (nc * pending.length + 1) < 2 ** 52;
+  const m = ranked ? nc * pending.length + 1 : 1;
+  members.forEach((list, i) => flow.addEdge(source, i, list.length, ranked ? i : 0));
   const edges: Array<{ i: number; j: number; id: number }> = [];
   hostGroups.forEach((g, j) => {
     g.score.forEach((w, i) => {

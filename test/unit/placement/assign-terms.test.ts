@@ -495,6 +495,27 @@ describe('placement terms: site-wide assignment', () => {
     assert.deepEqual(placed(assignHosts(clusters, relabelled, [], first)), { 'c/a': 'h2' });
   });
 
+  it('when hosts run short, the nodes left unplaced are the later ones in site order', () => {
+    const hosts = [host('h1', { labels: { pool: 'x', rack: 'r1' } })];
+    for (const order of [
+      ['a', 'b'],
+      ['b', 'a'],
+    ]) {
+      const nodes = order.map((n) =>
+        node(
+          n,
+          n === 'a' ? { hostSelector: sel({ pool: 'x' }) } : { hostSelector: sel({ rack: 'r1' }) },
+        ),
+      );
+      const a = assignHosts([cluster('c', nodes)], hosts, []);
+      assert.deepEqual(placed(a), { [`c/${order[0]}`]: 'h1' });
+      assert.deepEqual(
+        a.unplaced.map((u) => u.node),
+        [order[1]],
+      );
+    }
+  });
+
   it('a MAC-pinned node is checked against its terms', () => {
     const n = node('p', { hardware: { cpu: { arch: { equals: 'aarch64' } } } });
     n.mac = '00:00:00:00:00:01';
