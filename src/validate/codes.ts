@@ -266,7 +266,8 @@ export const CODES = {
   },
   INVALID_REGEX: {
     severity: 'error',
-    summary: 'a {matches: ...} regular expression that does not compile, is too long, or could run away',
+    summary:
+      'a {matches: ...} regular expression that does not compile, is too long, or could run away',
     fix: 'keep it under 256 characters, without backreferences, lookarounds, or a repeated group that holds a quantifier or an alternation',
   },
   DUPLICATE_NODE: {
@@ -363,7 +364,8 @@ export const CODES = {
   },
   HOST_NO_LONGER_QUALIFIES: {
     severity: 'warning',
-    summary: 'a running node stays on a host that no longer passes its required terms (re-inspected hardware, changed labels)',
+    summary:
+      'a running node stays on a host that no longer passes its required terms (re-inspected hardware, changed labels)',
     fix: 'fix the host, relax the terms, or plan with --prune to see (and apply) the node placed on a host that passes',
   },
   NO_IP: {
