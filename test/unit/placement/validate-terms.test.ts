@@ -224,3 +224,23 @@ ${indented.includes('masters:') ? indented : `  masters:\n    - m: {}\n${indente
     }
   });
 });
+
+describe('bpa validate: placement terms checked without an inventory', () => {
+  it('prints each error with file:line', async () => {
+    const { runCli } = await import('../validate/run-cli.js');
+    const dir = await writeSite(
+      withWorker(`        hardware:
+          cpu: {model: {matches: "(a|b)*c"}}
+          ramMebibytes: {min: 9, max: 1}
+`),
+    );
+    try {
+      const r = await runCli(['validate', dir]);
+      assert.equal(r.code, 1);
+      assert.match(r.stdout + r.stderr, /provisioning\.yaml:19:\d+: error INVALID_REGEX/);
+      assert.match(r.stdout + r.stderr, /provisioning\.yaml:20:\d+: error INVALID_RANGE/);
+    } finally {
+      await removeSite(dir);
+    }
+  });
+});
