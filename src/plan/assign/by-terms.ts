@@ -48,8 +48,9 @@ export interface TermCallbacks<S> {
 
 interface HostGroup {
   hosts: SiteHost[];
-  /** Per node class: -1 when the hosts fail its required terms, else the weight they score. */
-  score: number[];
+  /** The node classes whose required terms the hosts pass, each with the weight they score. */
+  classes: number[];
+  weights: number[];
 }
 
 export function placeByTerms<S extends TermSlot>(
@@ -71,46 +72,108 @@ export function placeByTerms<S extends TermSlot>(
     (members[i] as S[]).push(s);
   }
 
+  // Each node class against the free hosts it could use (those with its anchor label, when it
+  // has one): per host, the classes it passes and the weight it scores for each.
+  const free = site.all.filter((e) => e.host.eligible && !site.takers.has(e));
+  const at = new Map<SiteHost, number>();
+  free.forEach((e, n) => at.set(e, n));
+  const passed: number[][] = free.map(() => []);
+  const byLabel = anchorIndex(reqs, free);
+  reqs.forEach((r, i) => {
+    const candidates = r.anchor ? (byLabel.get(r.anchor.key)?.get(r.anchor.value) ?? []) : free;
+    for (const entry of candidates) {
+      if (!passes(r, entry.host)) continue;
+      (passed[at.get(entry) as number] as number[]).push(i, weightOf(r, entry.host));
+    }
+  });
   const groups = new Map<string, HostGroup>();
-  for (const entry of site.all) {
-    if (!entry.host.eligible || site.takers.has(entry)) continue;
-    const score = reqs.map((r) => (passes(r, entry.host) ? weightOf(r, entry.host) : -1));
-    if (score.every((x) => x < 0)) continue;
-    const k = score.join(',');
+  free.forEach((entry, n) => {
+    const pairs = passed[n] as number[];
+    if (pairs.length === 0) return;
+    const k = pairs.join(',');
     const g = groups.get(k);
     if (g) g.hosts.push(entry);
-    else groups.set(k, { hosts: [entry], score });
-  }
+    else {
+      const classes: number[] = [];
+      const weights: number[] = [];
+      for (let p = 0; p < pairs.length; p += 2) {
+        classes.push(pairs[p] as number);
+        weights.push(pairs[p + 1] as number);
+      }
+      groups.set(k, { hosts: [entry], classes, weights });
+    }
+  });
   // Smallest hosts first, as the resource matcher prefers them: ties in the flow go there.
   const hostGroups = [...groups.values()].sort((a, b) => bySize(a.hosts[0], b.hosts[0]));
 
   const nc = reqs.length;
   const hc = hostGroups.length;
-  const flow = new MinCostFlow(nc + hc + 2);
-  const source = nc + hc;
-  const sink = source + 1;
   // Weight × m outweighs any sum of ranks; the ranks are dropped where the costs would lose
   // integer precision (a site far larger than any real one), keeping the weights exact.
   let maxWeight = 0;
   for (const r of reqs) maxWeight += r.preferred.reduce((sum, p) => sum + p.weight, 0);
   const ranked = (maxWeight + 1) * pending.length * (nc * pending.length + 1) < 2 ** 52;
   const m = ranked ? nc * pending.length + 1 : 1;
-  members.forEach((list, i) => flow.addEdge(source, i, list.length, ranked ? i : 0));
-  const edges: Array<{ i: number; j: number; id: number }> = [];
+
+  // The graph falls apart into parts that share no host; each is solved on its own, so nodes
+  // that each select their own host make many tiny graphs, not one of 10,000 vertices.
+  const parent = Int32Array.from({ length: nc + hc }, (_, k) => k);
+  const find = (k: number): number => {
+    while (parent[k] !== k) {
+      parent[k] = parent[parent[k] as number] as number;
+      k = parent[k] as number;
+    }
+    return k;
+  };
   hostGroups.forEach((g, j) => {
-    g.score.forEach((w, i) => {
-      if (w >= 0) edges.push({ i, j, id: flow.addEdge(i, nc + j, pending.length, -w * m) });
-    });
-    flow.addEdge(nc + j, sink, g.hosts.length, 0);
+    for (const i of g.classes) {
+      const a = find(i);
+      const b = find(nc + j);
+      if (a !== b) parent[a] = b;
+    }
   });
-  flow.run(source, sink);
+  const parts = new Map<number, { classes: number[]; groups: number[] }>();
+  const partOf = (k: number): { classes: number[]; groups: number[] } => {
+    const root = find(k);
+    let part = parts.get(root);
+    if (!part) parts.set(root, (part = { classes: [], groups: [] }));
+    return part;
+  };
+  for (let i = 0; i < nc; i++) partOf(i).classes.push(i);
+  for (let j = 0; j < hc; j++) partOf(nc + j).groups.push(j);
+
+  const edges: Array<{ i: number; j: number; w: number; id: number; flow: MinCostFlow }> = [];
+  for (const part of parts.values()) {
+    if (part.groups.length === 0) continue;
+    const local = new Map<number, number>();
+    part.classes.forEach((i, k) => local.set(i, k));
+    const size = part.classes.length + part.groups.length;
+    const flow = new MinCostFlow(size + 2);
+    part.classes.forEach((i, k) =>
+      flow.addEdge(size, k, (members[i] as S[]).length, ranked ? i : 0),
+    );
+    part.groups.forEach((j, q) => {
+      const g = hostGroups[j] as HostGroup;
+      g.classes.forEach((i, p) => {
+        const w = g.weights[p] as number;
+        const id = flow.addEdge(
+          local.get(i) as number,
+          part.classes.length + q,
+          pending.length,
+          -w * m,
+        );
+        edges.push({ i, j, w, id, flow });
+      });
+      flow.addEdge(part.classes.length + q, size + 1, g.hosts.length, 0);
+    });
+    flow.run(size, size + 1);
+  }
 
   const nextMember = members.map(() => 0);
   const nextHost = hostGroups.map(() => 0);
-  for (const { i, j, id } of edges) {
+  for (const { i, j, w, id, flow } of edges) {
     const units = flow.flowOn(id);
     const g = hostGroups[j] as HostGroup;
-    const w = g.score[i] as number;
     for (let u = 0; u < units; u++) {
       const slot = (members[i] as S[])[nextMember[i] as number] as S;
       nextMember[i] = (nextMember[i] as number) + 1;
@@ -137,6 +200,26 @@ export function placeByTerms<S extends TermSlot>(
       }
     }
   });
+}
+
+/** Free hosts by the value of each label some node class is anchored on. */
+function anchorIndex(
+  reqs: readonly Requirements[],
+  free: readonly SiteHost[],
+): Map<string, Map<string, SiteHost[]>> {
+  const index = new Map<string, Map<string, SiteHost[]>>();
+  for (const r of reqs)
+    if (r.anchor && !index.has(r.anchor.key)) index.set(r.anchor.key, new Map());
+  for (const [key, values] of index) {
+    for (const entry of free) {
+      const v = entry.host.labels[key];
+      if (v === undefined) continue;
+      const list = values.get(v);
+      if (list) list.push(entry);
+      else values.set(v, [entry]);
+    }
+  }
+  return index;
 }
 
 function reasonOf(slot: TermSlot, entry: SiteHost, weight: number): string {

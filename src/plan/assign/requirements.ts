@@ -40,6 +40,12 @@ export interface Requirements {
   extended: boolean;
   required: Check[];
   preferred: Array<{ weight: number; checks: Check[] }>;
+  /**
+   * A label every passing host carries (the first of hostSelector.matchLabels): assignment
+   * looks only at the hosts with it, so nodes that each select one host by a label cost one
+   * lookup, not a pass over the inventory.
+   */
+  anchor?: { key: string; value: string };
 }
 
 const compiled = new WeakMap<NodeSpec, Requirements>();
@@ -167,7 +173,14 @@ function compile(node: NodeSpec): Requirements {
         node.preferred,
       ])
     : `${need.cpu}/${need.memMib}/${need.sriov ? 1 : 0}/${need.qat ? 1 : 0}`;
-  return { key, extended, required, preferred };
+  const first = Object.entries(node.hostSelector?.matchLabels ?? {})[0];
+  return {
+    key,
+    extended,
+    required,
+    preferred,
+    ...(first ? { anchor: { key: first[0], value: first[1] } } : {}),
+  };
 }
 
 function mib(n: number): string {

@@ -516,6 +516,28 @@ describe('placement terms: site-wide assignment', () => {
     }
   });
 
+  it('nodes that each select one host by a label get exactly that host', () => {
+    const hosts = Array.from({ length: 600 }, (_, i) =>
+      host(`h${String(i).padStart(3, '0')}`, {
+        labels: { 'kubernetes.io/hostname': `h${i}`, rack: `r${i % 7}` },
+      }),
+    );
+    const nodes = Array.from({ length: 500 }, (_, i) =>
+      node(`n${i}`, {
+        hostSelector: sel({ 'kubernetes.io/hostname': `h${(i * 7) % 600}` }),
+        preferred: [
+          { weight: 5, hostSelector: { matchLabels: { rack: 'r0' }, matchExpressions: [] } },
+        ],
+      }),
+    );
+    const a = assignHosts([cluster('c', nodes)], hosts, []);
+    assert.equal(a.unplaced.length, 0);
+    for (const p of a.placements) {
+      const i = Number(p.node.slice(1));
+      assert.equal(p.host.labels['kubernetes.io/hostname'], `h${(i * 7) % 600}`);
+    }
+  });
+
   it('a MAC-pinned node is checked against its terms', () => {
     const n = node('p', { hardware: { cpu: { arch: { equals: 'aarch64' } } } });
     n.mac = '00:00:00:00:00:01';
