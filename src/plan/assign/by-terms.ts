@@ -80,7 +80,9 @@ export function placeByTerms<S extends TermSlot>(
   const passed: number[][] = free.map(() => []);
   const byLabel = anchorIndex(reqs, free);
   reqs.forEach((r, i) => {
-    const candidates = r.anchor ? (byLabel.get(r.anchor.key)?.get(r.anchor.value) ?? []) : free;
+    const candidates = r.anchor
+      ? r.anchor.values.flatMap((v) => byLabel.get(r.anchor?.key as string)?.get(v) ?? [])
+      : free;
     for (const entry of candidates) {
       if (!passes(r, entry.host)) continue;
       (passed[at.get(entry) as number] as number[]).push(i, weightOf(r, entry.host));

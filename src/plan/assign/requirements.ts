@@ -41,11 +41,12 @@ export interface Requirements {
   required: Check[];
   preferred: Array<{ weight: number; checks: Check[] }>;
   /**
-   * A label every passing host carries (the first of hostSelector.matchLabels): assignment
-   * looks only at the hosts with it, so nodes that each select one host by a label cost one
-   * lookup, not a pass over the inventory.
+   * A label every passing host carries with one of these values (the first of
+   * hostSelector.matchLabels, else its first `In` expression): assignment looks only at the
+   * hosts with it, so nodes that each select one host by a label cost a lookup, not a pass
+   * over the inventory.
    */
-  anchor?: { key: string; value: string };
+  anchor?: { key: string; values: string[] };
 }
 
 const compiled = new WeakMap<NodeSpec, Requirements>();
@@ -173,14 +174,16 @@ function compile(node: NodeSpec): Requirements {
         node.preferred,
       ])
     : `${need.cpu}/${need.memMib}/${need.sriov ? 1 : 0}/${need.qat ? 1 : 0}`;
-  const first = Object.entries(node.hostSelector?.matchLabels ?? {})[0];
-  return {
-    key,
-    extended,
-    required,
-    preferred,
-    ...(first ? { anchor: { key: first[0], value: first[1] } } : {}),
-  };
+  const anchor = anchorOf(node.hostSelector);
+  return { key, extended, required, preferred, ...(anchor ? { anchor } : {}) };
+}
+
+function anchorOf(sel: HostSelector | undefined): Requirements['anchor'] {
+  if (!sel) return undefined;
+  const first = Object.entries(sel.matchLabels)[0];
+  if (first) return { key: first[0], values: [first[1]] };
+  const inList = sel.matchExpressions.find((e) => e.operator === 'In');
+  return inList ? { key: inList.key, values: [...new Set(inList.values)] } : undefined;
 }
 
 function mib(n: number): string {

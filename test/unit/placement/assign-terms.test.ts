@@ -373,12 +373,24 @@ describe('placement terms: site-wide assignment', () => {
       );
       const nodes = Array.from({ length: 1 + rnd(5) }, (_, i) => {
         const o: Parameters<typeof node>[1] = {};
-        if (rnd(2))
+        const pick = rnd(4);
+        if (pick === 1)
           o.hostSelector = {
             matchExpressions: [
               { key: 'rack', operator: 'NotIn', values: [racks[rnd(3)] as string] },
             ],
           };
+        else if (pick === 2)
+          o.hostSelector = {
+            matchExpressions: [
+              {
+                key: 'rack',
+                operator: 'In',
+                values: [racks[rnd(3)] as string, racks[rnd(3)] as string],
+              },
+            ],
+          };
+        else if (pick === 3) o.hostSelector = { matchLabels: { rack: racks[rnd(3)] as string } };
         if (rnd(2)) o.hardware = { cpu: { count: { min: [8, 16, 32][rnd(3)] as number } } };
         if (rnd(2))
           o.preferred = [
