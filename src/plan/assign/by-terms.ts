@@ -112,8 +112,12 @@ export function placeByTerms<S extends TermSlot>(
   const hc = hostGroups.length;
   // Weight × m outweighs any sum of ranks; the ranks are dropped where the costs would lose
   // integer precision (a site far larger than any real one), keeping the weights exact.
-  let maxWeight = 0;
-  for (const r of reqs) maxWeight += r.preferred.reduce((sum, p) => sum + p.weight, 0);
+  let maxWeight = 0; // the most one node can score
+  for (const r of reqs)
+    maxWeight = Math.max(
+      maxWeight,
+      r.preferred.reduce((sum, p) => sum + p.weight, 0),
+    );
   const ranked = (maxWeight + 1) * pending.length * (nc * pending.length + 1) < 2 ** 52;
   const m = ranked ? nc * pending.length + 1 : 1;
 
