@@ -99,14 +99,24 @@ export function planSite(input: PlanInput): Plan {
       }),
     );
   }
+  // What pruning would do with the nodes kept on hosts that no longer pass: the assignment
+  // made again without keeping them (only when there are such nodes, which is rare).
+  const pruned = assignment.placements.some((p) => p.failing)
+    ? assignHosts(model.clusters, input.hosts, prior, undefined, { keepFailing: false })
+    : undefined;
   for (const p of assignment.placements) {
     if (!p.failing) continue;
     const cluster = byName.get(p.cluster);
     const node = cluster?.nodes.find((n) => n.name === p.node);
+    const moved = pruned?.placements.find((q) => q.cluster === p.cluster && q.node === p.node);
+    const lost = pruned?.unplaced.find((q) => q.cluster === p.cluster && q.node === p.node);
+    const would = moved
+      ? `with --prune it would be replaced on ${hostKey(moved.host)}`
+      : `with --prune it could not be placed (${lost?.message ?? 'no host passes'})`;
     problems.push(
       warning(
         'HOST_NO_LONGER_QUALIFIES',
-        `cluster ${p.cluster}: node ${p.node} stays on ${hostKey(p.host)}, which no longer passes its required terms (${p.failing.map(describeFailure).join('; ')}); bpa does not move a running node by itself: run with --prune to place it on a host that passes`,
+        `cluster ${p.cluster}: node ${p.node} stays on ${hostKey(p.host)}, which no longer passes its required terms (${p.failing.map(describeFailure).join('; ')}); bpa does not move a running node by itself: ${would}`,
         nodeWhere(cluster, node),
       ),
     );

@@ -55,7 +55,7 @@ describe('placement terms: re-inspection', () => {
     assert.deepEqual(
       p.problems.map((x) => `${x.severity} ${x.code} ${x.pointer}: ${x.message}`),
       [
-        'warning HOST_NO_LONGER_QUALIFIES /spec/workers/0/worker-1: cluster east: node worker-1 stays on metal3/node-1, which no longer passes its required terms (storage[0]: has 0 matching of 1 disk, needs 1 with type NVME, sizeBytes >=1900G); bpa does not move a running node by itself: run with --prune to place it on a host that passes',
+        'warning HOST_NO_LONGER_QUALIFIES /spec/workers/0/worker-1: cluster east: node worker-1 stays on metal3/node-1, which no longer passes its required terms (storage[0]: has 0 matching of 1 disk, needs 1 with type NVME, sizeBytes >=1900G); bpa does not move a running node by itself: with --prune it would be replaced on metal3/node-2',
       ],
     );
     const c = p.clusters[0];
@@ -104,6 +104,22 @@ describe('placement terms: re-inspection', () => {
         ),
       ),
       JSON.stringify(c?.notes),
+    );
+  });
+
+  it('says when pruning would leave the node without a host', () => {
+    const few = [hosts[0] as (typeof hosts)[number], hosts[2] as (typeof hosts)[number]];
+    const p = planSite({
+      model,
+      hosts: few,
+      leases: leasesFor(few),
+      applied: state,
+      prune: false,
+      flavour: 'kud',
+    });
+    assert.match(
+      p.problems[0]?.message ?? '',
+      /with --prune it could not be placed \(worker-1: was on metal3\/node-1 \(storage\[0\]: has 0 matching of 1 disk, needs 1 with type NVME, sizeBytes >=1900G\); needs storage\[0\] 1 with type NVME, sizeBytes >=1900G; 1 host passes, all taken by east\/master-1/,
     );
   });
 });
