@@ -129,7 +129,7 @@ function compile(node: NodeSpec): Requirements {
       check(
         'ramMebibytes',
         (h) => h.ramMebibytes !== undefined && h.ramMebibytes >= need.memMib,
-        (h) => (h.ramMebibytes === undefined ? 'unknown' : mib(h.ramMebibytes)),
+        (h) => (h.ramMebibytes === undefined ? 'not reported' : mib(h.ramMebibytes)),
         `>=${need.memText}`,
       ),
     );
