@@ -200,13 +200,14 @@ function set<T, K extends keyof T>(target: T, key: K, value: T[K] | undefined): 
 }
 
 /**
- * Terms already read, by their text: sites repeat the same terms on many nodes (every worker
- * of a pool), and nodes that share the very objects share one compiled requirement set in the
- * plan (plan/assign/requirements.ts). Only terms read without a problem are kept; the map is
- * emptied when it grows past a bound, so a long-running controller keeps no more than that.
+ * Terms already read, by field and text: sites repeat the same selector or hardware on many
+ * nodes (every worker of a pool), and nodes that share the very objects share their compiled
+ * checks in the plan (plan/assign/requirements.ts). Only terms read without a problem are
+ * kept; the map is emptied when it grows past a bound, so a controller keeps no more than that.
  */
-const known = new Map<string, Terms>();
+const known = new Map<string, unknown>();
 const KNOWN_LIMIT = 4096;
+const FIELDS = ['hostSelector', 'hardware', 'preferred'] as const;
 
 /** The placement terms of one node entry (`fields` at pointer `ptr` of `doc`). */
 export function placementTerms(
@@ -217,45 +218,54 @@ export function placementTerms(
 ): Terms {
   const { hostSelector, hardware, preferred } = fields;
   if (hostSelector === undefined && hardware === undefined && preferred === undefined) return {};
-  const text = JSON.stringify([hostSelector, hardware, preferred]);
-  const seen = known.get(text);
+  // One text for the whole entry first: most entries repeat one seen before.
+  const whole = JSON.stringify([hostSelector, hardware, preferred]);
+  const seen = known.get(whole) as Terms | undefined;
   if (seen) return seen;
   const before = problems.length;
-  const terms = readTerms(fields, doc, ptr, problems);
+  const out: Terms = {};
+  for (const name of FIELDS) {
+    const raw = fields[name];
+    if (raw === undefined) continue;
+    const text = `${name}\u0000${JSON.stringify(raw)}`;
+    let value = known.get(text);
+    if (value === undefined) {
+      const before = problems.length;
+      value = readField(name, raw, new Reader(doc, problems), `${ptr}/${name}`);
+      if (value !== undefined && problems.length === before) {
+        if (known.size >= KNOWN_LIMIT) known.clear();
+        known.set(text, value);
+      }
+    }
+    if (value !== undefined) (out as Record<string, unknown>)[name] = value;
+  }
   if (problems.length === before) {
     if (known.size >= KNOWN_LIMIT) known.clear();
-    known.set(text, terms);
-  }
-  return terms;
-}
-
-function readTerms(
-  fields: Record<string, unknown>,
-  doc: Doc,
-  ptr: string,
-  problems: Problem[],
-): Terms {
-  const r = new Reader(doc, problems);
-  const out: Terms = {};
-  if (fields['hostSelector'] !== undefined)
-    set(out, 'hostSelector', r.selector(fields['hostSelector'], `${ptr}/hostSelector`));
-  if (fields['hardware'] !== undefined)
-    set(out, 'hardware', r.hardware(fields['hardware'], `${ptr}/hardware`));
-  if (Array.isArray(fields['preferred'])) {
-    const preferred: PreferredTerm[] = [];
-    fields['preferred'].forEach((t: unknown, i) => {
-      if (!isRecord(t) || typeof t['weight'] !== 'number') return;
-      const p = `${ptr}/preferred/${i}`;
-      const term: PreferredTerm = { weight: t['weight'] };
-      if (t['hostSelector'] !== undefined)
-        set(term, 'hostSelector', r.selector(t['hostSelector'], `${p}/hostSelector`));
-      if (t['hardware'] !== undefined)
-        set(term, 'hardware', r.hardware(t['hardware'], `${p}/hardware`));
-      preferred.push(term);
-    });
-    if (preferred.length) out.preferred = preferred;
+    known.set(whole, out);
   }
   return out;
+}
+
+function readField(
+  name: (typeof FIELDS)[number],
+  raw: unknown,
+  r: Reader,
+  ptr: string,
+): Terms[typeof name] {
+  if (name === 'hostSelector') return r.selector(raw, ptr);
+  if (name === 'hardware') return r.hardware(raw, ptr);
+  if (!Array.isArray(raw)) return undefined;
+  const preferred: PreferredTerm[] = [];
+  raw.forEach((t: unknown, i) => {
+    if (!isRecord(t) || typeof t['weight'] !== 'number') return;
+    const term: PreferredTerm = { weight: t['weight'] };
+    if (t['hostSelector'] !== undefined)
+      set(term, 'hostSelector', r.selector(t['hostSelector'], `${ptr}/${i}/hostSelector`));
+    if (t['hardware'] !== undefined)
+      set(term, 'hardware', r.hardware(t['hardware'], `${ptr}/${i}/hardware`));
+    preferred.push(term);
+  });
+  return preferred.length ? preferred : undefined;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

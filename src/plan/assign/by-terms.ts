@@ -79,13 +79,19 @@ export function placeByTerms<S extends TermSlot>(
   free.forEach((e, n) => at.set(e, n));
   const passed: number[][] = free.map(() => []);
   const byLabel = anchorIndex(reqs, free);
+  // Whether a host passes, per distinct required set: 0 not asked yet, 1 passes, 2 fails.
+  const verdicts = new Map<string, Uint8Array>();
   reqs.forEach((r, i) => {
     const candidates = r.anchor
       ? r.anchor.values.flatMap((v) => byLabel.get(r.anchor?.key as string)?.get(v) ?? [])
       : free;
+    let verdict = verdicts.get(r.requiredKey);
+    if (!verdict) verdicts.set(r.requiredKey, (verdict = new Uint8Array(free.length)));
     for (const entry of candidates) {
-      if (!passes(r, entry.host)) continue;
-      (passed[at.get(entry) as number] as number[]).push(i, weightOf(r, entry.host));
+      const n = at.get(entry) as number;
+      if (verdict[n] === 0) verdict[n] = passes(r, entry.host) ? 1 : 2;
+      if (verdict[n] === 2) continue;
+      (passed[n] as number[]).push(i, r.preferred.length ? weightOf(r, entry.host) : 0);
     }
   });
   const groups = new Map<string, HostGroup>();

@@ -39,6 +39,11 @@ export interface Requirements {
   /** Terms beyond the ICN shorthands (hostSelector, hardware, preferred). */
   extended: boolean;
   required: Check[];
+  /**
+   * Sets with the same required checks have the same one (the shorthands and the identity of
+   * the hostSelector and hardware objects): whether a host passes is asked once per such set.
+   */
+  requiredKey: string;
   preferred: Array<{ weight: number; checks: Check[] }>;
   /**
    * A label every passing host carries with one of these values (the first of
@@ -175,7 +180,8 @@ function compile(node: NodeSpec): Requirements {
       ])
     : `${need.cpu}/${need.memMib}/${need.sriov ? 1 : 0}/${need.qat ? 1 : 0}`;
   const anchor = anchorOf(node.hostSelector);
-  return { key, extended, required, preferred, ...(anchor ? { anchor } : {}) };
+  const requiredKey = `${need.cpu}/${need.memMib}/${need.sriov}/${need.qat}/${idOf(node.hostSelector)}/${idOf(node.hardware)}`;
+  return { key, extended, required, requiredKey, preferred, ...(anchor ? { anchor } : {}) };
 }
 
 function anchorOf(sel: HostSelector | undefined): Requirements['anchor'] {
