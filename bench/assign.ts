@@ -5,7 +5,9 @@
  * (every node sticky): the median and the fastest of five after a warm-up (the machine is
  * shared; the fastest is the cost without interference). A last line shows the degenerate
  * case where every host has a different capacity and every node a different need, so
- * classes do not compress (listed out, the class graph would have ~5·10^7 edges).
+ * classes do not compress (listed out, the class graph would have ~5·10^7 edges), and one
+ * where every resource-placed node selects its own host by a label (hostSelector) and
+ * prefers a rack: a node class per node, placed by the min-cost flow of placement terms.
  *
  *   npx tsx bench/assign.ts
  */
@@ -34,7 +36,11 @@ function mac(i: number, nic: number): string {
   return `02:${hex.match(/../g)?.join(':')}`;
 }
 
-function site(n: number, distinct: boolean): { clusters: ClusterModel[]; hosts: Host[] } {
+function site(
+  n: number,
+  distinct: boolean,
+  selectors = false,
+): { clusters: ClusterModel[]; hosts: Host[] } {
   const hosts: Host[] = [];
   for (let i = 0; i < n; i++) {
     const p = PROFILES[i % PROFILES.length] as (typeof PROFILES)[number];
@@ -47,7 +53,7 @@ function site(n: number, distinct: boolean): { clusters: ClusterModel[]; hosts: 
       ramMebibytes: distinct ? p.ram + i : p.ram,
       sriov: p.sriov,
       qat: p.qat,
-      labels: {},
+      labels: selectors ? { 'kubernetes.io/hostname': `host-${i}`, rack: `r${i % 40}` } : {},
       eligible: i % 50 !== 7,
       origin: `bench:${i}`,
     };
@@ -66,7 +72,15 @@ function site(n: number, distinct: boolean): { clusters: ClusterModel[]; hosts: 
       };
       // Even nodes are pinned to even hosts; odd nodes take what fits among the rest.
       if (i % 2 === 0) node.mac = mac(i, 1);
-      else if (distinct) {
+      else if (selectors) {
+        node.hostSelector = {
+          matchLabels: { 'kubernetes.io/hostname': `host-${i}` },
+          matchExpressions: [],
+        };
+        node.preferred = [
+          { weight: 10, hostSelector: { matchLabels: { rack: 'r1' }, matchExpressions: [] } },
+        ];
+      } else if (distinct) {
         node.cpu = 1 + ((i * 7) % 100);
         node.memoryBytes = BigInt(1 + (i % 50000)) << 20n;
       } else Object.assign(node, NEEDS[i % NEEDS.length]);
@@ -101,13 +115,14 @@ function time(run: () => unknown): string {
 }
 
 console.log('hosts   nodes   placed  unplaced  first run (median/min)  sticky re-run (median/min)');
-for (const [n, distinct] of [
-  [1000, false],
-  [10000, false],
-  [20000, false],
-  [10000, true],
+for (const [n, distinct, selectors] of [
+  [1000, false, false],
+  [10000, false, false],
+  [20000, false, false],
+  [10000, true, false],
+  [10000, false, true],
 ] as const) {
-  const { clusters, hosts } = site(n, distinct);
+  const { clusters, hosts } = site(n, distinct, selectors);
   const first = assignHosts(clusters, hosts, []);
   const prior: PriorAssignment[] = first.placements.map((p) => ({
     cluster: p.cluster,
@@ -116,7 +131,11 @@ for (const [n, distinct] of [
   }));
   const cold = time(() => assignHosts(clusters, hosts, []));
   const warm = time(() => assignHosts(clusters, hosts, prior));
-  const label = distinct ? ' (all capacities and needs distinct)' : '';
+  const label = distinct
+    ? ' (all capacities and needs distinct)'
+    : selectors
+      ? ' (each node selects its own host by a label)'
+      : '';
   console.log(
     `${String(n).padEnd(8)}${String(n).padEnd(8)}${String(first.placements.length).padEnd(8)}` +
       `${String(first.unplaced.length).padEnd(10)}${cold}${' '.repeat(12)}${warm}${label}`,

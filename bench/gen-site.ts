@@ -14,6 +14,8 @@ export const SHAPES = {
   files: 'many small files: one file per host, one per cluster (its 3 documents)',
   block: 'files of ten hosts each, block style; cluster documents ten clusters to a file',
   flow: 'the same files as block, every document written as one flow mapping',
+  terms:
+    'the files of block over mixed hardware (three CPU models, vendors, NIC speeds, disk types; rack and tier labels), every node with a hostSelector, hardware requirements and a preferred rack',
 } as const;
 export type SiteShape = keyof typeof SHAPES;
 
@@ -42,6 +44,56 @@ const PROFILES = [
   { cpu: 16, ram: 65536, sriov: false },
   { cpu: 32, ram: 131072, sriov: true },
   { cpu: 8, ram: 32768, sriov: false },
+];
+
+/**
+ * The `terms` shape's hardware, one per profile above (same index): what metal3 would report,
+ * and what a node meant for such a host requires of it.
+ */
+const MIXED: Array<{
+  tier: string;
+  cpuModel: string;
+  vendor: Record<string, string>;
+  speedGbps: number;
+  disk: Record<string, Value>;
+  needs: Record<string, Value>;
+}> = [
+  {
+    tier: 'compute',
+    cpuModel: 'Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz',
+    vendor: { manufacturer: 'Dell Inc.', productName: 'PowerEdge R640' },
+    speedGbps: 25,
+    disk: { name: '/dev/nvme0n1', type: 'NVME', sizeBytes: 1920383410176, rotational: false },
+    needs: {
+      cpu: { arch: 'x86_64', model: { matches: 'Xeon.*Gold 6[0-9]{3}' } },
+      nics: [{ speedGbps: { min: 25 }, count: 2 }],
+      storage: [{ type: 'NVME', sizeBytes: { min: '1.9T' } }],
+    },
+  },
+  {
+    tier: 'data',
+    cpuModel: 'AMD EPYC 7302 16-Core Processor',
+    vendor: { manufacturer: 'HPE', productName: 'ProLiant DL385 Gen10 Plus' },
+    speedGbps: 100,
+    disk: { name: '/dev/nvme0n1', type: 'NVME', sizeBytes: 3840755982336, rotational: false },
+    needs: {
+      cpu: { model: { matches: '^AMD EPYC 7[0-9]{3}' }, flags: ['avx2'] },
+      nics: [{ speedGbps: { min: 100 } }],
+      systemVendor: { manufacturer: 'HPE' },
+    },
+  },
+  {
+    tier: 'edge',
+    cpuModel: 'Intel(R) Xeon(R) Silver 4210 CPU @ 2.20GHz',
+    vendor: { manufacturer: 'Supermicro', productName: 'SYS-1029P-WTR' },
+    speedGbps: 10,
+    disk: { name: '/dev/sda', type: 'SSD', sizeBytes: 480103981056, rotational: false },
+    needs: {
+      cpu: { model: { matches: 'Silver' } },
+      storage: [{ rotational: false, sizeBytes: { min: '400G' } }],
+      systemVendor: { productName: { matches: '^SYS-' } },
+    },
+  },
 ];
 
 type Value = string | number | boolean | Value[] | { [key: string]: Value };
@@ -82,6 +134,15 @@ export async function generateSite(
       if (i % 2 === 0) needs['mac-address'] = mac(host);
       needs.cpu = p.cpu / 2;
       needs.memory = `${p.ram / 2048}Gi`;
+      if (shape === 'terms') {
+        const m = MIXED[host % MIXED.length]!;
+        needs.hostSelector = {
+          matchLabels: { tier: m.tier },
+          matchExpressions: [{ key: 'maintenance', operator: 'DoesNotExist' }],
+        };
+        needs.hardware = m.needs;
+        needs.preferred = [{ weight: 10, hostSelector: { matchLabels: { rack: `r${c % 40}` } } }];
+      }
       return { [`${role}-${n}`]: needs };
     };
     const labels = { cluster: name, owner: 'bench' };
@@ -126,7 +187,7 @@ export async function generateSite(
   for (let f = 0; f * perFile < hosts; f++) {
     const docs: Value[] = [];
     for (let h = f * perFile; h < Math.min(hosts, (f + 1) * perFile); h++) {
-      docs.push(bmh(h, PROFILES[h % PROFILES.length]!));
+      docs.push(bmh(h, PROFILES[h % PROFILES.length]!, shape === 'terms'));
       leases.push(`4102444800 ${mac(h)} ${ip(h)} node-${h} *`);
     }
     await put(`inventory/hosts-${String(f).padStart(5, '0')}.yaml`, docs);
@@ -137,14 +198,21 @@ export async function generateSite(
   return { dir, shape, clusters, hosts, files, documents, bytes, leaseFile };
 }
 
-function bmh(h: number, p: { cpu: number; ram: number; sriov: boolean }): Value {
+function bmh(h: number, p: { cpu: number; ram: number; sriov: boolean }, mixed = false): Value {
+  const m = MIXED[h % MIXED.length]!;
+  const labels: Record<string, string> = {
+    'bpa.akraino.org/sriov': String(p.sriov),
+    rack: `r${h % 40}`,
+  };
+  if (mixed) labels['tier'] = m.tier;
+  const speedGbps = mixed ? m.speedGbps : 10;
   return {
     apiVersion: 'metal3.io/v1alpha1',
     kind: 'BareMetalHost',
     metadata: {
       name: `node-${h}`,
       namespace: 'metal3',
-      labels: { 'bpa.akraino.org/sriov': String(p.sriov), rack: `r${h % 40}` },
+      labels,
     },
     spec: {
       online: true,
@@ -165,7 +233,15 @@ function bmh(h: number, p: { cpu: number; ram: number; sriov: boolean }): Value 
         state: 'provisioned',
       },
       hardware: {
-        cpu: { arch: 'x86_64', model: 'Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz', count: p.cpu },
+        cpu: mixed
+          ? {
+              arch: 'x86_64',
+              model: m.cpuModel,
+              count: p.cpu,
+              clockMegahertz: 2100,
+              flags: ['avx2', 'sse4_2', 'vmx'],
+            }
+          : { arch: 'x86_64', model: 'Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz', count: p.cpu },
         ramMebibytes: p.ram,
         nics: [
           {
@@ -173,12 +249,15 @@ function bmh(h: number, p: { cpu: number; ram: number; sriov: boolean }): Value 
             mac: mac(h),
             ip: ip(h),
             model: '0x8086 0x1572',
-            speedGbps: 10,
+            speedGbps,
             pxe: true,
           },
-          { name: 'eno2', mac: mac(h + 0x800000), model: '0x8086 0x1572', speedGbps: 10 },
+          { name: 'eno2', mac: mac(h + 0x800000), model: '0x8086 0x1572', speedGbps },
         ],
-        storage: [{ name: '/dev/sda', sizeBytes: 480103981056, rotational: false }],
+        storage: [
+          mixed ? m.disk : { name: '/dev/sda', sizeBytes: 480103981056, rotational: false },
+        ],
+        ...(mixed ? { systemVendor: m.vendor } : {}),
       },
     },
   };

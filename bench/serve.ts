@@ -30,7 +30,7 @@ import {
   writeLabSite,
   type LabSiteNode,
 } from '../test/integration/apply/lab-site.js';
-import { isShape } from './gen-site.js';
+import { isShape, type SiteShape } from './gen-site.js';
 import { buildSiteRepo, compareShallowClones, median, type CloneRun } from './git.js';
 import { benchWarm } from './serve-warm.js';
 import { readTree } from '../test/fakes/tree.js';
@@ -608,7 +608,7 @@ function rssCycles(argv: string[]): number {
 /** `--changes N` and `--warm-shape S` for (e). */
 function warmOptions(argv: string[]): {
   changes: number;
-  shape: 'files' | 'block' | 'flow';
+  shape: SiteShape;
   profile?: string;
 } {
   const c = argv.indexOf('--changes');

@@ -34,6 +34,42 @@ export interface Host {
   consumer?: string;
   /** Where the host's data came from (file:line or namespace/name), for messages. */
   origin: string;
+  /** What metal3's inspection reported (status.hardware or HardwareData), for placement. */
+  hardware?: HardwareFacts;
+}
+
+/** metal3's HardwareDetails as placement reads them: its field names, unknown left out. */
+export interface HardwareFacts {
+  cpu?: {
+    arch?: string;
+    model?: string;
+    count?: number;
+    clockMegahertz?: number;
+    flags?: string[];
+  };
+  ramMebibytes?: number;
+  nics?: NicFacts[];
+  storage?: DiskFacts[];
+  systemVendor?: { manufacturer?: string; productName?: string };
+  firmware?: { bios?: { vendor?: string; version?: string; date?: string } };
+}
+
+export interface NicFacts {
+  name?: string;
+  model?: string;
+  mac?: string;
+  speedGbps?: number;
+  pxe?: boolean;
+  vlans?: number[];
+}
+
+export interface DiskFacts {
+  name?: string;
+  type?: string;
+  sizeBytes?: number;
+  rotational?: boolean;
+  vendor?: string;
+  model?: string;
 }
 
 /**

@@ -37,6 +37,9 @@ import {
   siteHosts,
 } from './assign/site-hosts.js';
 import type { HostClass, HostIndex, SiteHost, SiteHosts } from './assign/site-hosts.js';
+import { describeFailure, failures, passes, requirementsOf } from './assign/requirements.js';
+import type { Failure, Requirements } from './assign/requirements.js';
+import { placeByTerms } from './assign/by-terms.js';
 
 export { hostKey };
 
@@ -55,12 +58,34 @@ export interface Placement {
   sticky: boolean;
   /** Why this host: "mac …", "resources: cpu 16>=8, …", "kept from applied state". */
   reason: string;
+  /**
+   * Kept on the host it was applied on although the host no longer passes the node's
+   * required terms (re-inspected hardware, changed labels): what it fails. bpa never moves a
+   * running node by itself; with pruning allowed the node is placed anew instead.
+   */
+  failing?: Failure[];
+}
+
+/** A host that came close to an unplaced node, and what it fails. */
+export interface NearMiss {
+  host: string;
+  failures: Failure[];
 }
 
 export interface Unplaced {
   cluster: string;
   node: string;
   message: string;
+  /** For nodes with placement terms: the hosts that came closest, requirement by requirement. */
+  closest?: NearMiss[];
+}
+
+export interface AssignOptions {
+  /**
+   * Keep a node on its applied host when the host, still eligible, no longer passes the
+   * node's required terms (plans without pruning): moving it would remove a running node.
+   */
+  keepFailing?: boolean;
 }
 
 export interface Assignment {
@@ -70,17 +95,20 @@ export interface Assignment {
   index: HostIndex;
   clusters: readonly ClusterModel[];
   prior: readonly PriorAssignment[];
+  keepFailing: boolean;
 }
 
-interface Slot {
+export interface Slot {
   cluster: string;
   node: NodeSpec;
   mac?: string;
   need: Need;
+  req: Requirements;
   /** "node-3 (not eligible: powered off)" when the node had to leave its applied host. */
   movedFrom?: string;
-  placed?: { entry: SiteHost; sticky: boolean; reason: string };
+  placed?: { entry: SiteHost; sticky: boolean; reason: string; failing?: Failure[] };
   message?: string;
+  closest?: NearMiss[];
 }
 
 /**
@@ -94,22 +122,29 @@ export function assignHosts(
   hosts: readonly Host[],
   prior: readonly PriorAssignment[],
   last?: Assignment,
+  options: AssignOptions = {},
 ): Assignment {
+  const keepFailing = options.keepFailing === true;
   const index = indexHosts(hosts, last?.index);
-  if (last && sameModels(clusters, last.clusters) && samePrior(prior, last.prior)) {
+  if (
+    last &&
+    last.keepFailing === keepFailing &&
+    sameModels(clusters, last.clusters) &&
+    samePrior(prior, last.prior)
+  ) {
     if (index === last.index) return last;
     const patch = neutralPatch(index);
-    if (patch?.from === last.index) {
+    if (patch?.from === last.index && (patch.factsSame || !usesTerms(clusters))) {
       const placements = last.placements.map((p) => {
         const host = patch.swap.get(p.host);
         return host ? { ...p, host } : p;
       });
-      return { placements, unplaced: last.unplaced, index, clusters, prior };
+      return { placements, unplaced: last.unplaced, index, clusters, prior, keepFailing };
     }
   }
   const slots = orderSlots(clusters);
   const site = siteHosts(index);
-  keepPrior(slots, site, prior);
+  keepPrior(slots, site, prior, keepFailing);
   placeByMac(slots, site);
   placeByResources(slots, site);
 
@@ -123,12 +158,23 @@ export function assignHosts(
         host: s.placed.entry.host,
         sticky: s.placed.sticky,
         reason: s.placed.reason,
+        ...(s.placed.failing ? { failing: s.placed.failing } : {}),
       });
     } else {
-      unplaced.push({ cluster: s.cluster, node: s.node.name, message: s.message ?? '' });
+      unplaced.push({
+        cluster: s.cluster,
+        node: s.node.name,
+        message: s.message ?? '',
+        ...(s.closest ? { closest: s.closest } : {}),
+      });
     }
   }
-  return { placements, unplaced, index, clusters, prior };
+  return { placements, unplaced, index, clusters, prior, keepFailing };
+}
+
+/** Whether any node reads labels or hardware facts beyond the capacity (placement terms). */
+function usesTerms(clusters: readonly ClusterModel[]): boolean {
+  return clusters.some((c) => c.nodes.some((n) => requirementsOf(n).extended));
 }
 
 function sameModels(a: readonly ClusterModel[], b: readonly ClusterModel[]): boolean {
@@ -152,7 +198,7 @@ function orderSlots(clusters: readonly ClusterModel[]): Slot[] {
   const slots: Slot[] = [];
   for (const { c } of ordered) {
     for (const node of c.nodes) {
-      const slot: Slot = { cluster: c.name, node, need: needOf(node) };
+      const slot: Slot = { cluster: c.name, node, need: needOf(node), req: requirementsOf(node) };
       if (node.mac) slot.mac = canonicalMac(node.mac);
       slots.push(slot);
     }
@@ -160,19 +206,30 @@ function orderSlots(clusters: readonly ClusterModel[]): Slot[] {
   return slots;
 }
 
-function place(
+export function place(
   site: SiteHosts,
   slot: Slot,
   entry: SiteHost,
   sticky: boolean,
   reason: string,
+  failing?: Failure[],
 ): void {
   const why = !sticky && slot.movedFrom ? `moved from ${slot.movedFrom}; ${reason}` : reason;
-  slot.placed = { entry, sticky, reason: why };
+  slot.placed = { entry, sticky, reason: why, ...(failing ? { failing } : {}) };
   site.takers.set(entry, { cluster: slot.cluster, node: slot.node.name, sticky });
 }
 
-function fail(slot: Slot, text: string): void {
+/** What a host fails of a node's required terms, as one text ("" when it passes). */
+function failText(slot: Slot, entry: SiteHost): string {
+  if (!slot.req.extended) return describeShortfalls(shortfalls(slot.need, entry.cap));
+  return failures(slot.req, entry.host).map(describeFailure).join('; ');
+}
+
+function qualifies(slot: Slot, entry: SiteHost): boolean {
+  return slot.req.extended ? passes(slot.req, entry.host) : fits(slot.need, entry.cap);
+}
+
+export function fail(slot: Slot, text: string): void {
   const moved = slot.movedFrom ? `was on ${slot.movedFrom}; ` : '';
   slot.message = `${slot.node.name}: ${moved}${text}`;
 }
@@ -184,7 +241,12 @@ function takerText(site: SiteHosts, entry: SiteHost): string {
 }
 
 /** Pass 1: keep nodes on the hosts they were applied on, where those still qualify. */
-function keepPrior(slots: Slot[], site: SiteHosts, prior: readonly PriorAssignment[]): void {
+function keepPrior(
+  slots: Slot[],
+  site: SiteHosts,
+  prior: readonly PriorAssignment[],
+  keepFailing: boolean,
+): void {
   if (prior.length === 0) return; // nothing applied yet: no node has a host to keep
   const recorded = new Map<string, string>();
   for (const p of prior) {
@@ -200,9 +262,16 @@ function keepPrior(slots: Slot[], site: SiteHosts, prior: readonly PriorAssignme
     else if (!entry.host.eligible)
       why = `not eligible: ${entry.host.ineligibleReason ?? 'unknown'}`;
     else if (slot.mac && !hasMac(entry, slot.mac)) why = `it does not have mac ${slot.mac}`;
-    else if (!fits(slot.need, entry.cap))
-      why = describeShortfalls(shortfalls(slot.need, entry.cap));
     else if (site.takers.has(entry)) why = `also recorded for ${takerText(site, entry)}`;
+    else if (!qualifies(slot, entry)) {
+      if (keepFailing) {
+        const failing = failures(slot.req, entry.host);
+        const text = failing.map(describeFailure).join('; ');
+        place(site, slot, entry, true, `kept from applied state, though it fails ${text}`, failing);
+        continue;
+      }
+      why = failText(slot, entry);
+    }
     if (why === undefined && entry) place(site, slot, entry, true, 'kept from applied state');
     else slot.movedFrom = `${key} (${why})`;
   }
@@ -223,13 +292,12 @@ function placeByMac(slots: Slot[], site: SiteHosts): void {
       fail(slot, `mac ${mac} belongs to more than one host: ${found.map((e) => e.key).join(', ')}`);
       continue;
     }
-    const miss = shortfalls(slot.need, entry.cap);
     if (!entry.host.eligible)
       fail(
         slot,
         `${pinned(entry, mac)} is not eligible: ${entry.host.ineligibleReason ?? 'unknown reason'}`,
       );
-    else if (miss.length > 0) fail(slot, `${pinned(entry, mac)} ${describeShortfalls(miss)}`);
+    else if (!qualifies(slot, entry)) fail(slot, `${pinned(entry, mac)} ${failText(slot, entry)}`);
     else if (site.takers.has(entry))
       fail(slot, `${pinned(entry, mac)} is taken by ${takerText(site, entry)}`);
     else place(site, slot, entry, false, `mac ${mac}`);
@@ -245,6 +313,15 @@ function pinned(entry: SiteHost, mac: string): string {
 function placeByResources(slots: Slot[], site: SiteHosts): void {
   const pending = slots.filter((s) => !s.placed && !s.mac);
   if (pending.length === 0) return;
+  if (pending.some((s) => s.req.extended)) {
+    placeByTerms(pending, site, {
+      place,
+      fail,
+      empty: EMPTY,
+      ineligible: describeIneligible(site.ineligible),
+    });
+    return;
+  }
   const classes = hostClasses(site.index);
   const free = classes.map((c) => c.hosts.filter((e) => !site.takers.has(e)));
 

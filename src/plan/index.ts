@@ -7,9 +7,10 @@ import {
 import { hostMacs, type Host, type Lease } from '../observe/types.js';
 import type { NodeFacts } from '../observe/facts.js';
 import type { AppliedCluster, AppliedState } from '../state/applied.js';
-import { error, type Problem } from '../util/problem.js';
+import { error, warning, type Problem } from '../util/problem.js';
 import type { ClusterModel, NodeSpec, SiteModel } from '../validate/model.js';
 import { assignHosts, hostKey, type Placement, type PriorAssignment } from './assign.js';
+import { describeFailure } from './assign/requirements.js';
 import type { ExecutionSettings } from '../config/execution.js';
 import { canonicalJson, clusterHashText, hashOfEntries } from './hash.js';
 import { PlanCache, sameInputs, type ClusterEntry } from './plan-cache.js';
@@ -79,7 +80,9 @@ export function planSite(input: PlanInput): Plan {
   for (const a of applied.clusters.values()) {
     for (const n of a.nodes) prior.push({ cluster: a.cluster, node: n.name, host: n.host });
   }
-  const assignment = assignHosts(model.clusters, input.hosts, prior, cache?.assignment);
+  const assignment = assignHosts(model.clusters, input.hosts, prior, cache?.assignment, {
+    keepFailing: !input.prune,
+  });
   const problems: Problem[] = [];
   // By cluster, then node: names as they are, no key to build for each of 10,000 nodes.
   const placed = new Map<string, Map<string, Placement>>();
@@ -96,7 +99,32 @@ export function planSite(input: PlanInput): Plan {
     const node = cluster?.nodes.find((n) => n.name === u.node);
     blocked.add(u.cluster);
     problems.push(
-      error('NODE_UNPLACED', `cluster ${u.cluster}: ${u.message}`, nodeWhere(cluster, node)),
+      error('NODE_UNPLACED', `cluster ${u.cluster}: ${u.message}`, {
+        ...nodeWhere(cluster, node),
+        ...(u.closest ? { closest: u.closest } : {}),
+      }),
+    );
+  }
+  // What pruning would do with the nodes kept on hosts that no longer pass: the assignment
+  // made again without keeping them (only when there are such nodes, which is rare).
+  const pruned = assignment.placements.some((p) => p.failing)
+    ? assignHosts(model.clusters, input.hosts, prior, undefined, { keepFailing: false })
+    : undefined;
+  for (const p of assignment.placements) {
+    if (!p.failing) continue;
+    const cluster = byName.get(p.cluster);
+    const node = cluster?.nodes.find((n) => n.name === p.node);
+    const moved = pruned?.placements.find((q) => q.cluster === p.cluster && q.node === p.node);
+    const lost = pruned?.unplaced.find((q) => q.cluster === p.cluster && q.node === p.node);
+    const would = moved
+      ? `with --prune it would be replaced on ${hostKey(moved.host)}`
+      : `with --prune it could not be placed (${lost?.message ?? 'no host passes'})`;
+    problems.push(
+      warning(
+        'HOST_NO_LONGER_QUALIFIES',
+        `cluster ${p.cluster}: node ${p.node} stays on ${hostKey(p.host)}, which no longer passes its required terms (${p.failing.map(describeFailure).join('; ')}); bpa does not move a running node by itself: ${would}`,
+        nodeWhere(cluster, node),
+      ),
     );
   }
 

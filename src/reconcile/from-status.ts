@@ -4,7 +4,8 @@ import type { Config } from '../config/options.js';
 import type { FactsMap } from '../observe/facts.js';
 import { factsKey } from '../observe/facts.js';
 import type { Observations } from '../observe/index.js';
-import type { Host, Lease } from '../observe/types.js';
+import type { HardwareFacts, Host, Lease } from '../observe/types.js';
+import { hardwareFacts } from '../observe/inventory/hardware.js';
 import type { InventoryStatusDoc, PlanningSettings } from '../report/inventory.js';
 import type { ClusterStatusDoc } from '../report/status.js';
 import { INVENTORY_REPORT } from '../source/site-path.js';
@@ -79,7 +80,8 @@ export async function readStatusWorld(siteDir: string, model: SiteModel): Promis
       ...(typeof h.memoryMiB === 'number' ? { ramMebibytes: h.memoryMiB } : {}),
       sriov: h.sriov === true,
       qat: h.qat === true,
-      labels: {},
+      labels: stringMap(h.labels),
+      ...hardwareOf(h.hardware),
       eligible: h.eligible === true,
       ...(h.eligible === true ? {} : { ineligibleReason: h.reason ?? 'not eligible' }),
       ...(h.consumer !== undefined ? { consumer: h.consumer } : {}),
@@ -116,3 +118,20 @@ export async function readStatusWorld(siteDir: string, model: SiteModel): Promis
 }
 
 export { observedAge } from './observed-age.js';
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The string entries of a map written by bpa (anything else is left out). */
+function stringMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!isRecord(v)) return out;
+  for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
+  return out;
+}
+
+function hardwareOf(v: unknown): { hardware?: HardwareFacts } {
+  const hardware = isRecord(v) ? hardwareFacts(v) : undefined;
+  return hardware ? { hardware } : {};
+}

@@ -2,7 +2,7 @@ import { stringify } from 'yaml';
 import type { ExecutionSettings } from '../config/execution.js';
 import { hostKey } from '../observe/inventory/hosts.js';
 import { resolveIp, type IpSource } from '../observe/inventory/ip.js';
-import type { Host, Lease } from '../observe/types.js';
+import type { HardwareFacts, Host, Lease } from '../observe/types.js';
 import { INVENTORY_REPORT } from '../source/site-path.js';
 import { redact } from '../util/redact.js';
 
@@ -18,6 +18,10 @@ export interface ObservedHost {
   memoryMiB?: number;
   sriov: boolean;
   qat: boolean;
+  /** The BareMetalHost's labels, which hostSelector terms read. */
+  labels?: Record<string, string>;
+  /** metal3's inspected hardware as placement terms read it (no serial numbers). */
+  hardware?: HardwareFacts;
   eligible: boolean;
   /** Why the host cannot be used, when it is not eligible. */
   reason?: string;
@@ -70,8 +74,9 @@ export interface InventoryReportInput {
  * hardware, eligibility, addresses, holders), so that a plan can be made offline, in a pull
  * request job, against the same inventory the controller plans with. Pure and deterministic:
  * hosts sorted by key, fixed key order, and the time of the previous report when the content
- * is the same, so an unchanged world makes no commit. BMC addresses, credentials and labels
- * are never written: only what role assignment and addressing read.
+ * is the same, so an unchanged world makes no commit. BMC addresses, credentials and
+ * annotations are never written: only what role assignment (labels and hardware facts
+ * included, for placement terms) and addressing read.
  */
 export function buildInventoryReport(input: InventoryReportInput): string {
   const hosts = [...input.hosts]
@@ -127,10 +132,32 @@ function observedHost(
     ...(h.ramMebibytes !== undefined ? { memoryMiB: h.ramMebibytes } : {}),
     sriov: h.sriov,
     qat: h.qat,
+    ...(Object.keys(h.labels).length ? { labels: sortedLabels(h.labels) } : {}),
+    ...reportedHardware(h.hardware),
     eligible: h.eligible,
     // An error text from the BMC can carry anything: redacted like every report message.
     ...(h.ineligibleReason ? { reason: redact(h.ineligibleReason) } : {}),
     ...(h.consumer !== undefined ? { consumer: h.consumer } : {}),
     ...(ip ? { address: { ip: ip.ip, from: ip.source, mac: ip.mac } } : {}),
   };
+}
+
+function sortedLabels(labels: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of Object.keys(labels).sort()) out[k] = labels[k] as string;
+  return out;
+}
+
+/** The hardware facts without cpu.count and ramMebibytes, which `cpu` and `memoryMiB` carry. */
+function reportedHardware(hw: HardwareFacts | undefined): { hardware?: HardwareFacts } {
+  if (!hw) return {};
+  const out: HardwareFacts = { ...hw };
+  delete out.ramMebibytes;
+  if (hw.cpu) {
+    const cpu = { ...hw.cpu };
+    delete cpu.count;
+    if (Object.keys(cpu).length) out.cpu = cpu;
+    else delete out.cpu;
+  }
+  return Object.keys(out).length ? { hardware: out } : {};
 }

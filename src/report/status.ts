@@ -216,9 +216,12 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
   const planned = input.plan?.clusters.find((c) => c.cluster === name);
   const outcome = input.result?.clusters.find((c) => c.cluster === name);
   const applied = input.applied.clusters.get(name);
-  const planProblems = (input.plan?.problems ?? []).filter((p) =>
+  const ofCluster = (input.plan?.problems ?? []).filter((p) =>
     p.message.startsWith(`cluster ${name}:`),
   );
+  const planProblems = ofCluster.filter((p) => p.severity === 'error');
+  // A node kept on a host that no longer passes its terms: running, but not as the site says.
+  const disqualified = ofCluster.filter((p) => p.code === 'HOST_NO_LONGER_QUALIFIES');
   const unreachable = (applied?.nodes ?? []).filter(
     (n) => input.facts?.get(factsKey(name, n.name))?.reachable === false,
   );
@@ -265,6 +268,10 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
     phase = 'Provisioning';
     reason = 'NotApplied';
     message = 'the cluster has not been provisioned yet';
+  } else if (disqualified.length) {
+    phase = 'Degraded';
+    reason = 'HostNoLongerQualifies';
+    message = disqualified.map((p) => p.message.slice(`cluster ${name}: `.length)).join('; ');
   } else if (unreachable.length) {
     phase = 'Degraded';
     reason = 'NodesUnreachable';

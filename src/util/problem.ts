@@ -18,6 +18,14 @@ export interface Problem {
   pointer?: string;
   /** Index of the document inside a multi-document file, 0-based. */
   doc?: number;
+  /**
+   * For a node that could not be placed by its placement terms: the hosts that came closest,
+   * each requirement they fail with the value they have.
+   */
+  closest?: Array<{
+    host: string;
+    failures: Array<{ requirement: string; has: string; needs: string }>;
+  }>;
 }
 
 export function error(code: string, message: string, where: Partial<Problem> = {}): Problem {

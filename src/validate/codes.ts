@@ -310,6 +310,22 @@ export const CODES = {
       'a node name is also an inventory group or keyword (all, localhost, etcd, kube-master, …)',
     fix: 'rename the node: installers select nodes by name, and this name would select a whole group',
   },
+  INVALID_SELECTOR: {
+    severity: 'error',
+    summary: 'a hostSelector expression whose values do not fit its operator',
+    fix: 'In and NotIn take one or more values, Exists and DoesNotExist none, Gt and Lt exactly one integer',
+  },
+  INVALID_RANGE: {
+    severity: 'error',
+    summary: 'a hardware range no host can pass (min over max), or one with no bound',
+    fix: 'write {min: n}, {max: n} or both with min <= max',
+  },
+  INVALID_REGEX: {
+    severity: 'error',
+    summary:
+      'a {matches: ...} regular expression that does not compile, is too long, or could run away',
+    fix: 'keep it under 256 characters, without backreferences, lookarounds, or a repeated group that holds a quantifier or an alternation',
+  },
   DUPLICATE_NODE: {
     severity: 'error',
     summary: 'a node name appears twice in the same role list',
@@ -401,6 +417,12 @@ export const CODES = {
     severity: 'error',
     summary: 'no eligible host can become this node',
     fix: 'read the diagnostic: it names the requirement, who took the hosts that qualify, and the nearest miss; add hosts, relax cpu/memory, or fix the MAC',
+  },
+  HOST_NO_LONGER_QUALIFIES: {
+    severity: 'warning',
+    summary:
+      'a running node stays on a host that no longer passes its required terms (re-inspected hardware, changed labels)',
+    fix: 'fix the host, relax the terms, or plan with --prune to see (and apply) the node placed on a host that passes',
   },
   NO_IP: {
     severity: 'error',

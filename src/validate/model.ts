@@ -26,8 +26,82 @@ export interface NodeSpec {
   memory?: string;
   sriov?: boolean;
   qat?: boolean;
+  /** Required: the host's labels match (`hostSelector`). */
+  hostSelector?: HostSelector;
+  /** Required: the host's inspected hardware (`hardware`). */
+  hardware?: HardwareRequirements;
+  /** Preferences among the hosts that pass the required terms. */
+  preferred?: PreferredTerm[];
   /** Pointer of the (first) entry of this node in its Provisioning document. */
   pointer: string;
+}
+
+/** A string fact: equal to a text, or a (safe, checked) regular expression found in it. */
+export type StringMatch = { equals: string } | { matches: string };
+
+/** Both bounds included; at least one given. */
+export interface NumberRange {
+  min?: number;
+  max?: number;
+}
+
+export type LabelOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+
+export interface LabelExpression {
+  key: string;
+  operator: LabelOperator;
+  values: string[];
+}
+
+/** A Kubernetes label selector (plus Gt/Lt, as Cluster API's metal3 provider accepts). */
+export interface HostSelector {
+  matchLabels: Record<string, string>;
+  matchExpressions: LabelExpression[];
+}
+
+/** Requirements over metal3's HardwareDetails, by its own field names. */
+export interface HardwareRequirements {
+  cpu?: {
+    arch?: StringMatch;
+    model?: StringMatch;
+    count?: NumberRange;
+    clockMegahertz?: NumberRange;
+    flags?: string[];
+  };
+  ramMebibytes?: NumberRange;
+  nics?: NicRequirement[];
+  storage?: DiskRequirement[];
+  systemVendor?: { manufacturer?: StringMatch; productName?: StringMatch };
+  firmware?: { bios?: { vendor?: StringMatch; version?: StringMatch; date?: StringMatch } };
+}
+
+/** At least `count` NICs pass every field given. */
+export interface NicRequirement {
+  name?: StringMatch;
+  model?: StringMatch;
+  mac?: StringMatch;
+  speedGbps?: NumberRange;
+  pxe?: boolean;
+  vlans?: number[];
+  count: number;
+}
+
+/** At least `count` disks pass every field given. */
+export interface DiskRequirement {
+  name?: StringMatch;
+  type?: 'HDD' | 'SSD' | 'NVME';
+  /** In bytes. */
+  sizeBytes?: NumberRange;
+  rotational?: boolean;
+  vendor?: StringMatch;
+  model?: StringMatch;
+  count: number;
+}
+
+export interface PreferredTerm {
+  weight: number;
+  hostSelector?: HostSelector;
+  hardware?: HardwareRequirements;
 }
 
 export interface PackageSpec {

@@ -4,6 +4,7 @@ import { quantityToUnits } from '../util/quantity.js';
 import { RESERVED_NODE_NAMES } from '../util/reserved-names.js';
 import { at, spec, type Doc } from './doc.js';
 import type { NodeSpec, Role } from './model.js';
+import { placementTerms } from './placement.js';
 
 /**
  * The entries of one role list with their pointers: `masters` as written, or the 2019 singular
@@ -44,6 +45,7 @@ function roleEntries(
 }
 
 const FIELDS = ['mac', 'cpu', 'memoryBytes', 'sriov', 'qat'] as const;
+const TERMS = ['hostSelector', 'hardware', 'preferred'] as const;
 
 /**
  * The nodes of a Provisioning: masters, then workers not already listed as masters (one name
@@ -76,7 +78,8 @@ export function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
         );
       }
       if (role === 'master') masters++;
-      const fields = nodeFields((entry[name] ?? {}) as Record<string, unknown>);
+      const raw = (entry[name] ?? {}) as Record<string, unknown>;
+      const fields = { ...nodeFields(raw), ...placementTerms(raw, prov, ptr, problems) };
       if (fields.mac !== undefined && (isGroupMac(fields.mac) || isNullMac(fields.mac))) {
         problems.push(
           error(
@@ -92,6 +95,19 @@ export function buildNodes(prov: Doc, problems: Problem[]): NodeSpec[] {
         return;
       }
       existing.roles.push(role);
+      for (const f of TERMS) {
+        const a = existing[f];
+        const b = fields[f];
+        if (a !== undefined && b !== undefined && JSON.stringify(a) !== JSON.stringify(b)) {
+          problems.push(
+            error(
+              'DUAL_ROLE_MISMATCH',
+              `node "${name}" is both master and worker, but its ${f} differs`,
+              at(prov, `${ptr}/${f}`),
+            ),
+          );
+        }
+      }
       for (const f of FIELDS) {
         const a = existing[f];
         const b = fields[f];

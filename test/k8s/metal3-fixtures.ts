@@ -119,7 +119,7 @@ export async function generated(tmp: string): Promise<Found[]> {
   const lab = [{ name: 'lab-1', mac: '52:54:00:aa:00:01', ip: '10.0.0.11' }] as unknown[];
   await writeLabSite(lab as LabHost[], { nodes: [] }, join(tmp, 'lab'));
   out.push(...(await inventoryOf(join(tmp, 'lab'), 'test/integration/apply/lab-site.ts')));
-  for (const shape of ['block', 'flow', 'files'] as const) {
+  for (const shape of ['block', 'flow', 'files', 'terms'] as const) {
     const dir = join(tmp, `bench-${shape}`);
     await generateSite(dir, 1, 12, shape);
     out.push(...(await inventoryOf(dir, `bench/gen-site.ts (${shape})`)));

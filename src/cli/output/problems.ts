@@ -65,6 +65,7 @@ export function problemsJson(problems: readonly Problem[]): Array<Record<string,
     line: p.line,
     column: p.column,
     pointer: p.pointer,
+    ...(p.closest ? { closest: p.closest } : {}),
   }));
 }
 

@@ -1,6 +1,7 @@
 import { isNullMac, normalizeMac } from '../../util/mac.js';
 import type { Host, Nic } from '../types.js';
 import { isSriovModel } from './sriov.js';
+import { hardwareFacts } from './hardware.js';
 import { keepsDerived, ObjectMemo } from '../../util/memo.js';
 
 /** A BareMetalHost or HardwareData object as plain data (from the site, a directory or the API). */
@@ -143,6 +144,7 @@ function hostFromObject(o: Metal3Object, hardwareData: Record<string, unknown> |
       : undefined;
   const consumer = consumerOf(o.spec?.['consumerRef']);
   const reason = ineligibility(o, consumer);
+  const hardware = hardwareFacts(hw);
   return {
     name: m.name,
     namespace: m.namespace,
@@ -159,6 +161,7 @@ function hostFromObject(o: Metal3Object, hardwareData: Record<string, unknown> |
     ineligibleReason: reason,
     ...(consumer === undefined ? {} : { consumer }),
     origin: o.origin ?? hostKey(m),
+    ...(hardware ? { hardware } : {}),
   };
 }
 

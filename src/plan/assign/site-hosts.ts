@@ -166,12 +166,15 @@ function inOrder(entries: readonly SiteHost[]): boolean {
 
 /**
  * An index patched from another where every replaced host is the same for assignment (key,
- * origin, MACs, capacity, eligibility and its reason): assignment over it places nodes exactly
+ * origin, MACs, capacity, eligibility and its reason; for nodes with placement terms, labels
+ * and hardware facts too, see `factsSame`): assignment over it places nodes exactly
  * as over `from`, on the new host objects (`swap`: old host → new). See assign.ts.
  */
 export interface NeutralPatch {
   from: HostIndex;
   swap: ReadonlyMap<Host, Host>;
+  /** Labels and hardware facts unchanged too: neutral also for nodes with placement terms. */
+  factsSame: boolean;
 }
 
 const neutral = new WeakMap<HostIndex, NeutralPatch>();
@@ -201,6 +204,7 @@ function patchIndex(
   let sameClasses = classes !== undefined;
   let sameIneligible = true;
   let same = true;
+  let factsSame = true;
   for (const i of changed) {
     const host = hosts[i] as Host;
     const before = last.entries[i] as SiteHost;
@@ -228,6 +232,7 @@ function patchIndex(
       host.ineligibleReason !== before.host.ineligibleReason
     )
       same = false;
+    if (factsSame && !sameFacts(host, before.host)) factsSame = false;
   }
   const all = last.all.map((e) => swap.get(e) ?? e);
   const index: HostIndex = {
@@ -251,7 +256,7 @@ function patchIndex(
   // Only the last step is ever asked about: `last` forgets its own, so the indexes of earlier
   // reconciles are not kept alive through a chain of patches.
   neutral.delete(last);
-  if (same) neutral.set(index, { from: last, swap: hostSwap });
+  if (same) neutral.set(index, { from: last, swap: hostSwap, factsSame });
   return index;
 }
 
@@ -288,6 +293,14 @@ function overlay<K, V>(last: Lookup<K, V>, changes: ReadonlyMap<K, V>): Lookup<K
 
 function replaced<T>(list: readonly T[], before: T, after: T): T[] {
   return list.map((x) => (x === before ? after : x));
+}
+
+/** Labels and inspected hardware: what placement terms read beyond the capacity. */
+function sameFacts(a: Host, b: Host): boolean {
+  return (
+    (a.labels === b.labels || JSON.stringify(a.labels) === JSON.stringify(b.labels)) &&
+    (a.hardware === b.hardware || JSON.stringify(a.hardware) === JSON.stringify(b.hardware))
+  );
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

@@ -193,6 +193,7 @@ describe('deploy/crds', () => {
     const validators = crdValidators();
     const sampleFiles = [
       join(ROOT, 'test/unit/deploy/icn-samples.yaml'),
+      join(ROOT, 'test/unit/deploy/placement-samples.yaml'),
       join(ROOT, 'sites/example/site.yaml'),
       ...filesUnder(join(ROOT, 'sites/example/clusters')).map((f) =>
         join(ROOT, 'sites/example/clusters', f),

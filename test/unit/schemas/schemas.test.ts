@@ -182,6 +182,9 @@ describe('JSON Schemas', () => {
         'INVALID_PACKAGE_VERSION',
         'INVALID_PLUGIN_NAME',
         'INVALID_QUANTITY',
+        'INVALID_RANGE',
+        'INVALID_REGEX',
+        'INVALID_SELECTOR',
       ]);
     });
 
