@@ -13,14 +13,14 @@
  * installer, and nothing loads SSH, git or the Kubernetes client unless it uses them.
  */
 import { resolve } from 'node:path';
-import { DEFAULT_LIMITS, loadSite, locateProblems } from '../load/index.js';
+import { DEFAULT_LIMITS, loadSite, locateProblems, type SiteFile } from '../load/index.js';
 import type { IpSource } from '../observe/inventory/ip.js';
 import type { Flavour } from '../plan/hosts-ini.js';
 import { checkSitePath } from '../source/local-path.js';
 import { checkStateDir } from '../state/dir.js';
 import { StateLock } from '../state/lock.js';
 import { StalledError } from '../util/errors.js';
-import { hasErrors, sortProblems } from '../util/problem.js';
+import { hasErrors, sortProblems, type Problem } from '../util/problem.js';
 import { validateSite } from '../validate/index.js';
 import { checkSiteNotEmpty } from '../validate/empty-site.js';
 import { checkSiteTrust } from '../validate/trust.js';
@@ -154,11 +154,15 @@ async function validate(ctx: RunContext): Promise<void> {
   const oneFile = ctx.site.kind === 'path' && resolve(ctx.site.path) !== loaded.root;
   const empty = checkSiteNotEmpty(loaded, result.model, siteName(ctx), oneFile);
   ctx.model = result.model;
-  ctx.validation = sortProblems(
-    locateProblems(loaded.files, [...result.problems, ...trust, ...empty]),
-  );
+  ctx.validation = sortProblems(place(ctx, loaded.files, [...result.problems, ...trust, ...empty]));
   ctx.problems = ctx.validation;
   ctx.onSiteRead?.(ctx);
+}
+
+/** Problems with their place: a file's line and column, or the source's own (operator mode). */
+function place(ctx: RunContext, files: readonly SiteFile[], problems: Problem[]): Problem[] {
+  const source = ctx.site.kind === 'source' ? ctx.site.source : undefined;
+  return source?.placeProblems ? source.placeProblems(problems) : locateProblems(files, problems);
 }
 
 /** The site as the operator named it: the path given, or the repository, ref and path. */
@@ -249,7 +253,8 @@ async function plan(ctx: RunContext): Promise<void> {
     ...(ctx.cache?.plan && !ctx.fromStatus ? { cache: ctx.cache.plan } : {}),
   });
   // Placement problems point into the site's files: give them lines too.
-  const located = locateProblems(
+  const located = place(
+    ctx,
     (ctx.loaded as NonNullable<RunContext['loaded']>).files,
     ctx.plan.problems,
   );

@@ -5,9 +5,11 @@ import type { Phase } from '../report/status.js';
 
 /**
  * Why a reconcile ran: shown in logs, metrics and the status API. `window`: a maintenance
- * window opened; `api`: a suspend or resume through serve's API.
+ * window opened; `api`: a suspend or resume through serve's API; `kubernetes`: an object of
+ * the site, a BareMetalHost or a lease file changed (operator mode).
  */
-export type Trigger = 'startup' | 'interval' | 'webhook' | 'watch' | 'retry' | 'window' | 'api';
+export type Trigger =
+  'startup' | 'interval' | 'webhook' | 'watch' | 'retry' | 'window' | 'api' | 'kubernetes';
 
 export const TRIGGERS: readonly Trigger[] = [
   'startup',
@@ -17,6 +19,7 @@ export const TRIGGERS: readonly Trigger[] = [
   'retry',
   'window',
   'api',
+  'kubernetes',
 ];
 
 export interface ClusterSummary {

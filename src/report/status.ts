@@ -87,7 +87,14 @@ export interface ClusterStatusDoc {
     /** The last rolling change, node by node: where each node got. */
     rollout?: { action: string; nodes: Array<{ name: string; state: string }> };
     notes?: string[];
-    errors?: Array<{ code: string; message: string; file?: string; line?: number }>;
+    errors?: Array<{
+      code: string;
+      message: string;
+      file?: string;
+      line?: number;
+      object?: string;
+      field?: string;
+    }>;
   };
 }
 
@@ -109,7 +116,14 @@ export interface SiteStatusDoc {
       trailer: string;
       pending: ApprovalBlock['pending'];
     };
-    errors?: Array<{ code: string; message: string; file?: string; line?: number }>;
+    errors?: Array<{
+      code: string;
+      message: string;
+      file?: string;
+      line?: number;
+      object?: string;
+      field?: string;
+    }>;
   };
 }
 
@@ -530,12 +544,21 @@ function conditionsFor(
   });
 }
 
-function errorEntry(p: Problem): { code: string; message: string; file?: string; line?: number } {
+function errorEntry(p: Problem): {
+  code: string;
+  message: string;
+  file?: string;
+  line?: number;
+  object?: string;
+  field?: string;
+} {
   return {
     code: p.code,
     message: safe(p.message),
     ...(p.file ? { file: p.file } : {}),
     ...(p.line ? { line: p.line } : {}),
+    ...(p.object ? { object: p.object } : {}),
+    ...(p.field ? { field: p.field } : {}),
   };
 }
 

@@ -26,7 +26,7 @@ const manifests = loadManifests();
 const RBAC_TABLE: ReadonlyArray<
   readonly [scope: 'cluster' | 'namespace', group: string, resource: string, verbs: string]
 > = [
-  ['cluster', 'metal3.io', 'baremetalhosts', 'list'],
+  ['cluster', 'metal3.io', 'baremetalhosts', 'list watch'],
   ['cluster', 'metal3.io', 'hardwaredata', 'list'],
   ['cluster', '', 'namespaces', 'get'],
   ['namespace', '', 'secrets', 'get create update'],
@@ -35,6 +35,10 @@ const RBAC_TABLE: ReadonlyArray<
   ['namespace', '', 'pods', 'list'],
   ['namespace', '', 'pods/log', 'get'],
   ['namespace', 'coordination.k8s.io', 'leases', 'get create update'],
+  ['namespace', 'bpa.akraino.org', 'sites', 'list watch patch'],
+  ['namespace', 'bpa.akraino.org', 'clusters', 'list watch patch'],
+  ['namespace', 'bpa.akraino.org', 'provisionings', 'list watch patch'],
+  ['namespace', 'bpa.akraino.org', 'softwares', 'list watch patch'],
 ];
 
 /** Settings the serve/git layer reads that are not in src/config/options.ts yet. */
