@@ -17,6 +17,7 @@ import { DEFAULT_LIMITS, loadSite, locateProblems, type SiteFile } from '../load
 import type { IpSource } from '../observe/inventory/ip.js';
 import type { Flavour } from '../plan/hosts-ini.js';
 import { checkSitePath } from '../source/local-path.js';
+import type { SiteSource } from '../source/site-source.js';
 import { checkStateDir } from '../state/dir.js';
 import { StateLock } from '../state/lock.js';
 import { StalledError } from '../util/errors.js';
@@ -165,6 +166,16 @@ function place(ctx: RunContext, files: readonly SiteFile[], problems: Problem[])
   return source?.placeProblems ? source.placeProblems(problems) : locateProblems(files, problems);
 }
 
+/** Operator mode: the source's objects and their finalizers; undefined for other sources. */
+function finalizing(
+  ctx: RunContext,
+): Required<Pick<SiteSource, 'siteObjects' | 'setFinalizers'>> | undefined {
+  const s = ctx.site.kind === 'source' ? ctx.site.source : undefined;
+  return s?.siteObjects && s.setFinalizers
+    ? { siteObjects: s.siteObjects.bind(s), setFinalizers: s.setFinalizers.bind(s) }
+    : undefined;
+}
+
 /** The site as the operator named it: the path given, or the repository, ref and path. */
 function siteName(ctx: RunContext): string {
   return ctx.site.kind === 'path' ? resolve(ctx.site.path) : ctx.site.source.describe();
@@ -203,6 +214,12 @@ async function observe(ctx: RunContext): Promise<void> {
     // Never from someone else's edit of status/ when bpa knows its own reports.
     const reports = await trustedReports(ctx, ctx.site.source, ctx.siteDir as string);
     await rebuildState(new StateStore(cfg.stateDir), reports, model, ctx.log);
+    const objects = finalizing(ctx);
+    // Operator mode: a deleted cluster is settled before it is planned (reconcile/deletion.ts).
+    if (objects && (ctx.upTo === 'apply' || ctx.upTo === 'report')) {
+      const { settleDeletions } = await import('./deletion.js');
+      await settleDeletions(ctx, objects, cfg);
+    }
   }
   const observations = await observeSite(model, {
     ...observeOptions(cfg, model.site?.spec, root, ctx.env, ctx.now()),
@@ -341,6 +358,11 @@ async function apply(ctx: RunContext): Promise<void> {
     onNodePhase: ctx.onNodePhase,
   });
   const facts = ports.facts;
+  const objects = finalizing(ctx);
+  if (objects) {
+    const { finishDeletions } = await import('./deletion.js');
+    await finishDeletions(ctx, objects, cfg);
+  }
   ctx.factsAfter = await factsAfter({
     model,
     result: ctx.result,

@@ -24,6 +24,7 @@ import {
   type ObjectCache,
 } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
+import { explainApiError } from '../kube/api.js';
 import { TransientError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { parsePointer, type Problem } from '../util/problem.js';
@@ -196,10 +197,23 @@ export class KubernetesSource implements SiteSource {
       );
     const files = new Map<string, string>();
     const synced = new Map<string, SiteObjectRef>();
+    // A Cluster being deleted takes the Provisioning and Software it names with it: they are
+    // no cluster of their own meanwhile (reconcile/deletion.ts settles it).
+    const going = new Set<string>();
     for (const e of this.entries.values()) {
+      if (e.ref.kind !== 'Cluster' || !e.ref.deletionTimestamp) continue;
+      for (const [field, kind] of [
+        ['provisioningCR', 'Provisioning'],
+        ['softwareCR', 'Software'],
+      ] as const) {
+        const name = e.ref.spec[field];
+        if (typeof name === 'string') going.add(`${e.ref.namespace}/${kind}/${name}`);
+      }
+    }
+    for (const [key, e] of this.entries) {
       synced.set(e.path, e.ref);
       // An object being deleted is no part of the site any more.
-      if (!e.ref.deletionTimestamp) files.set(e.path, e.text);
+      if (!e.ref.deletionTimestamp && !going.has(key)) files.set(e.path, e.text);
     }
     const objectsDir = join(this.siteDir, 'objects');
     if (!this.cleaned) {
@@ -265,6 +279,45 @@ export class KubernetesSource implements SiteSource {
       delete p.doc;
     }
     return problems;
+  }
+
+  /**
+   * Sets an object's finalizers (bpa only ever adds or removes its own). The patch holds only
+   * if the object is still the one seen, with the finalizers seen: anything else is a 422,
+   * and the next reconcile looks again.
+   */
+  async setFinalizers(ref: SiteObjectRef, finalizers: string[]): Promise<void> {
+    const plural = SITE_KINDS.find((k) => k.kind === ref.kind)?.plural;
+    if (!plural) throw new Error(`no resource known for kind ${ref.kind}`);
+    const api = this.opts.kubeConfig.makeApiClient(CustomObjectsApi);
+    try {
+      await api.patchNamespacedCustomObject({
+        group: SITE_GROUP,
+        version: SITE_VERSION,
+        namespace: ref.namespace,
+        plural,
+        name: ref.name,
+        body: [
+          { op: 'test', path: '/metadata/uid', value: ref.uid },
+          ...(ref.finalizers.length
+            ? [{ op: 'test', path: '/metadata/finalizers', value: ref.finalizers }]
+            : []),
+          { op: 'add', path: '/metadata/finalizers', value: finalizers },
+        ],
+      });
+    } catch (err: unknown) {
+      throw explainApiError(
+        err,
+        'KUBE_API_ERROR',
+        `setting the finalizers of ${ref.kind} ${ref.namespace}/${ref.name}`,
+        `patch on ${plural}.${SITE_GROUP} in namespace ${ref.namespace}`,
+      );
+    }
+  }
+
+  /** The cluster bpa's objects are in (the bootstrap cluster). */
+  get kubeConfig(): KubeConfig {
+    return this.opts.kubeConfig;
   }
 
   previousReports(siteDir: string): Promise<Map<string, unknown>> {

@@ -51,6 +51,8 @@ export interface SiteSource {
   placeProblems?(problems: Problem[]): Problem[];
   /** The cluster's objects the site was last read from (operator mode), for their status. */
   siteObjects?(): SiteObjectRef[];
+  /** Operator mode: sets an object's finalizers (bpa adds and removes only its own). */
+  setFinalizers?(ref: SiteObjectRef, finalizers: string[]): Promise<void>;
   /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
   previousReports(siteDir: string): Promise<Map<string, unknown>>;
   /**
