@@ -34,22 +34,18 @@ export function coalesce(
   maxMs = 500,
 ): { call(): void; cancel(): void } {
   let quiet: NodeJS.Timeout | undefined;
-  let first: number | undefined;
   let latest: NodeJS.Timeout | undefined;
   const run = (): void => {
     clearTimeout(quiet);
     clearTimeout(latest);
-    quiet = latest = first = undefined;
+    quiet = latest = undefined;
     fire();
   };
   return {
     call(): void {
       clearTimeout(quiet);
       quiet = setTimeout(run, quietMs);
-      if (first === undefined) {
-        first = Date.now();
-        latest = setTimeout(run, maxMs);
-      }
+      latest ??= setTimeout(run, maxMs);
     },
     cancel(): void {
       clearTimeout(quiet);
