@@ -67,7 +67,11 @@ export async function settleDeletions(
   source: Finalizing,
   cfg: Config,
 ): Promise<void> {
-  const inSite = new Set(ctx.model?.clusters.map((c) => c.name) ?? []);
+  // A cluster blocked by an error in its objects is still in the site.
+  const inSite = new Set([
+    ...(ctx.model?.clusters.map((c) => c.name) ?? []),
+    ...(ctx.blocked?.clusters ?? []),
+  ]);
   const store = new StateStore(cfg.stateDir);
   for (const ref of deleting(source.siteObjects())) {
     const cluster = clusterOf(ref);
@@ -107,7 +111,11 @@ export async function finishDeletions(
 ): Promise<void> {
   const store = new StateStore(cfg.stateDir);
   const objects = source.siteObjects();
-  const inSite = new Set(ctx.model?.clusters.map((c) => c.name) ?? []);
+  // A cluster blocked by an error in its objects is still in the site.
+  const inSite = new Set([
+    ...(ctx.model?.clusters.map((c) => c.name) ?? []),
+    ...(ctx.blocked?.clusters ?? []),
+  ]);
   for (const ref of deleting(objects)) {
     const cluster = clusterOf(ref);
     if (inSite.has(cluster) || policyOf(ref) !== 'Delete') continue;

@@ -92,6 +92,7 @@ async function writeReports(
     // The site's name, when the failure came after the site was read.
     model: run?.model ?? (failure ? ctx.model : undefined),
     rejected,
+    ...(run?.blocked ? { blocked: run.blocked } : {}),
     ...(failure ? { failure } : {}),
     stateDir: resolve(ctx.operator.stateDir),
     plan: run?.plan,

@@ -154,8 +154,25 @@ async function validate(ctx: RunContext): Promise<void> {
   });
   const oneFile = ctx.site.kind === 'path' && resolve(ctx.site.path) !== loaded.root;
   const empty = checkSiteNotEmpty(loaded, result.model, siteName(ctx), oneFile);
-  ctx.model = result.model;
-  ctx.validation = sortProblems(place(ctx, loaded.files, [...result.problems, ...trust, ...empty]));
+  const problems = [...result.problems, ...trust, ...empty];
+  const rest = hasErrors(problems) ? withoutBlocked(ctx, loaded, problems) : undefined;
+  if (rest) {
+    // Operator mode: the clusters with errors wait; the rest of the site goes on.
+    ctx.loaded = rest.loaded;
+    ctx.model = rest.model;
+    ctx.blocked = {
+      clusters: rest.clusters,
+      problems: sortProblems(place(ctx, loaded.files, problems)),
+    };
+    ctx.validation = sortProblems(place(ctx, rest.loaded.files, rest.problems));
+    ctx.log.warn(
+      { clusters: rest.clusters },
+      'clusters with errors in their objects are left out of this reconcile; the others go on',
+    );
+  } else {
+    ctx.model = result.model;
+    ctx.validation = sortProblems(place(ctx, loaded.files, problems));
+  }
   ctx.problems = ctx.validation;
   ctx.onSiteRead?.(ctx);
 }
@@ -164,6 +181,46 @@ async function validate(ctx: RunContext): Promise<void> {
 function place(ctx: RunContext, files: readonly SiteFile[], problems: Problem[]): Problem[] {
   const source = ctx.site.kind === 'source' ? ctx.site.source : undefined;
   return source?.placeProblems ? source.placeProblems(problems) : locateProblems(files, problems);
+}
+
+/**
+ * Operator mode: the site without the clusters whose objects have the errors, when that rest
+ * is valid on its own; undefined otherwise (the whole site is rejected, as a commit is).
+ */
+function withoutBlocked(
+  ctx: RunContext,
+  loaded: NonNullable<RunContext['loaded']>,
+  problems: readonly Problem[],
+):
+  | {
+      loaded: NonNullable<RunContext['loaded']>;
+      model: RunContext['model'];
+      problems: Problem[];
+      clusters: string[];
+    }
+  | undefined {
+  const source = ctx.site.kind === 'source' ? ctx.site.source : undefined;
+  const split = source?.isolate?.(problems);
+  if (!split) return undefined;
+  const files = loaded.files.filter((f) => !split.files.has(f.path));
+  const rest = {
+    ...loaded,
+    files,
+    documents: loaded.documents.filter((d) => !split.files.has(d.file)),
+    problems: loaded.problems.filter((p) => p.file === undefined || !split.files.has(p.file)),
+  };
+  rest.incomplete = hasErrors(rest.problems);
+  const again = validateSite(rest);
+  const restProblems = [
+    ...again.problems,
+    ...checkSiteTrust(again.model?.site, {
+      allowSiteCommands: ctx.operator.allowSiteCommands === true,
+      packageMirrors: ctx.operator.packageMirrors ?? [],
+    }),
+    ...checkSiteNotEmpty(rest, again.model, siteName(ctx), false),
+  ];
+  if (hasErrors(restProblems)) return undefined;
+  return { loaded: rest, model: again.model, problems: restProblems, clusters: split.clusters };
 }
 
 /** Operator mode: the source's objects and their finalizers; undefined for other sources. */
@@ -269,6 +326,13 @@ async function plan(ctx: RunContext): Promise<void> {
     // Only for a plan of the world observed here: one from status/ is another world.
     ...(ctx.cache?.plan && !ctx.fromStatus ? { cache: ctx.cache.plan } : {}),
   });
+  if (ctx.blocked) {
+    // A blocked cluster is not in the site this run, yet not removed either: left as it is.
+    const { planHash } = await import('../plan/hash.js');
+    const out = new Set(ctx.blocked.clusters);
+    const kept = ctx.plan.clusters.filter((c) => !out.has(c.cluster));
+    ctx.plan = { ...ctx.plan, clusters: kept, hash: planHash(kept, ctx.plan.settings) };
+  }
   // Placement problems point into the site's files: give them lines too.
   const located = place(
     ctx,

@@ -150,6 +150,11 @@ export interface ReportInput {
   model?: SiteModel;
   /** Errors that rejected the revision (validation), with file and line. */
   rejected?: Problem[];
+  /**
+   * Operator mode: clusters left out because their own objects have errors; their reports are
+   * kept, the site lists them as Rejected with the errors.
+   */
+  blocked?: { clusters: string[]; problems: Problem[] };
   plan?: Plan;
   /** The plan was not applied: it is not the approved one (--require-approved-plan). */
   approval?: ApprovalBlock;
@@ -213,6 +218,10 @@ export function buildReports(input: ReportInput): Map<string, string> {
       ...(input.model?.clusters.map((c) => c.name) ?? []),
       ...input.applied.clusters.keys(),
     ]);
+    for (const name of input.blocked?.clusters ?? []) {
+      names.delete(name);
+      clusters.push({ name, phase: 'Rejected' });
+    }
     for (const name of [...names].sort()) {
       const doc = clusterStatus(name, input);
       clusters.push({ name, phase: doc.status.phase });
@@ -467,7 +476,15 @@ function siteStatus(
     message = input.approval.message;
   } else {
     const worst = (
-      ['Failed', 'Blocked', 'Degraded', 'Provisioning', 'Waiting', 'Suspended'] as Phase[]
+      [
+        'Failed',
+        'Rejected',
+        'Blocked',
+        'Degraded',
+        'Provisioning',
+        'Waiting',
+        'Suspended',
+      ] as Phase[]
     ).find((p) => clusters.some((c) => c.phase === p));
     phase = worst ?? 'Ready';
     reason = phase === 'Ready' ? 'AllClustersReady' : `Clusters${phase}`;
@@ -488,6 +505,9 @@ function siteStatus(
       clusters,
       ...(input.approval && !rejected.length ? { approval: approvalEntry(input.approval) } : {}),
       ...(rejected.length ? { errors: rejected.map(errorEntry) } : {}),
+      ...(!rejected.length && input.blocked?.problems.length
+        ? { errors: input.blocked.problems.filter((p) => p.severity === 'error').map(errorEntry) }
+        : {}),
       ...(input.failure && !rejected.length
         ? { errors: [{ code: input.failure.code, message: safe(input.failure.message) }] }
         : {}),

@@ -320,6 +320,30 @@ export class KubernetesSource implements SiteSource {
     return this.opts.kubeConfig;
   }
 
+  isolate(problems: readonly Problem[]): { clusters: string[]; files: Set<string> } | undefined {
+    const clusters = new Set<string>();
+    for (const p of problems) {
+      if (p.severity !== 'error') continue;
+      const ref = p.file !== undefined ? this.synced.get(p.file) : undefined;
+      if (!ref || ref.kind === 'Site') return undefined;
+      clusters.add(this.clusterOf(ref));
+    }
+    const files = new Set<string>();
+    for (const [path, ref] of this.synced) if (clusters.has(this.clusterOf(ref))) files.add(path);
+    return { clusters: [...clusters].sort(), files };
+  }
+
+  /** The cluster an object belongs to: the Cluster naming it, else its label, else its name. */
+  private clusterOf(ref: SiteObjectRef): string {
+    if (ref.kind === 'Provisioning' || ref.kind === 'Software') {
+      const field = ref.kind === 'Provisioning' ? 'provisioningCR' : 'softwareCR';
+      for (const o of this.synced.values())
+        if (o.kind === 'Cluster' && o.namespace === ref.namespace && o.spec[field] === ref.name)
+          return o.labels['cluster'] ?? o.name;
+    }
+    return ref.labels['cluster'] ?? ref.name;
+  }
+
   previousReports(siteDir: string): Promise<Map<string, unknown>> {
     return this.reports.previousReports(siteDir);
   }

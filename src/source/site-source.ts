@@ -51,6 +51,12 @@ export interface SiteSource {
   placeProblems?(problems: Problem[]): Problem[];
   /** The cluster's objects the site was last read from (operator mode), for their status. */
   siteObjects?(): SiteObjectRef[];
+  /**
+   * Operator mode: the clusters whose objects have the errors, and every site file of those
+   * clusters, so that the others go on without them; undefined when an error cannot be put on
+   * one cluster (a Site object, a problem without an object).
+   */
+  isolate?(problems: readonly Problem[]): { clusters: string[]; files: Set<string> } | undefined;
   /** Operator mode: sets an object's finalizers (bpa adds and removes only its own). */
   setFinalizers?(ref: SiteObjectRef, finalizers: string[]): Promise<void>;
   /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */

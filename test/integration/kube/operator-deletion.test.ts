@@ -2,7 +2,9 @@
 // kube-apiserver as bpa's service account (deploy/rbac.yaml), with the real reconciler, planner
 // and engine over in-memory nodes (test/fakes/ports.ts).
 import assert from 'node:assert/strict';
-import { access, mkdtemp, rm } from 'node:fs/promises';
+import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { parse } from 'yaml';
+import type { SiteStatusDoc } from '../../../src/report/status.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { publishNodeConfigMap, storeKubeconfigSecret } from '../../../src/apply/k8s/publish.js';
@@ -11,7 +13,7 @@ import { Reconciler } from '../../../src/reconcile/reconciler.js';
 import { KubernetesSource } from '../../../src/source/kubernetes-source.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { FakeNodes, fakePorts } from '../../fakes/ports.js';
-import { configWith, writeSite } from '../../fakes/site.js';
+import { configWith, hostMac, writeSite } from '../../fakes/site.js';
 import { waitFor } from '../apply/harness.js';
 import { useRealKube } from '../../k8s/envtest.js';
 import { createObjectsOf } from '../../k8s/kube-objects.js';
@@ -85,7 +87,7 @@ describe('operator mode: deleting a cluster (real kube-apiserver)', function () 
     });
     sources.push(source);
     await source.start();
-    const nodes = new FakeNodes({ curl: ['7.81.0-1'] });
+    const nodes = new FakeNodes({ curl: ['7.81.0-1'], jq: ['1.6-2.1ubuntu3'] });
     const ports = fakePorts(nodes);
     const reconciler = new Reconciler({
       source,
@@ -199,5 +201,53 @@ describe('operator mode: deleting a cluster (real kube-apiserver)', function () 
     assert.equal(held.status, 200);
     assert.deepEqual(held.body.metadata.finalizers, [CLUSTER_FINALIZER]);
     assert.equal(await stateOf(t.stateDir, t.east), true);
+  });
+
+  it('an object bpa cannot validate blocks only its own cluster: the others are planned and applied, it stays as it was', async () => {
+    const t = await setUp('block', true);
+    assert.equal((await t.reconciler.reconcile('startup')).result, 'applied');
+    const installs = t.ports.installer.runs.length;
+    // west's master claims east's master's MAC (host 0): west's object has the error.
+    const westProv = `${API}/namespaces/${t.ns}/provisionings/${t.west}-provisioning`;
+    const wp = (await kube.env.admin('GET', westProv)).body as Record<string, unknown>;
+    const put = await kube.env.admin('PUT', westProv, {
+      ...wp,
+      spec: { masters: [{ 'master-1': { 'mac-address': hostMac(0) } }] },
+    });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    // east changes at the same time: a worker package added.
+    const eastSoft = `${API}/namespaces/${t.ns}/softwares/${t.east}-software`;
+    const es = (await kube.env.admin('GET', eastSoft)).body as Record<string, unknown>;
+    await kube.env.admin('PUT', eastSoft, {
+      ...es,
+      spec: { masterSoftware: [], workerSoftware: ['curl', 'jq'] },
+    });
+    await waitFor('the changes seen by the watch', async () => {
+      await t.source.sync();
+      const objs = t.source.siteObjects();
+      const w = objs.find((o) => o.name === `${t.west}-provisioning`);
+      const e = objs.find((o) => o.name === `${t.east}-software`);
+      return JSON.stringify(w?.spec).includes(hostMac(0)) && JSON.stringify(e?.spec).includes('jq')
+        ? true
+        : undefined;
+    });
+    const r = await t.reconciler.reconcile('kubernetes');
+    assert.equal(r.result, 'applied', JSON.stringify(r.error));
+    // east's change went on; nothing was done to west (not removed, though pruning is allowed).
+    assert.ok(
+      t.ports.packages.calls.some((c) => c.changes.some((p) => p.name === 'jq')),
+      JSON.stringify(t.ports.packages.calls),
+    );
+    assert.equal(t.ports.installer.runs.slice(installs).length, 0);
+    assert.equal(await stateOf(t.stateDir, t.west), true);
+    const site = parse(
+      await readFile(join(t.stateDir, 'kubernetes', 'site', 'status', 'site.yaml'), 'utf8'),
+    ) as SiteStatusDoc;
+    assert.deepEqual(
+      site.status.clusters.find((c) => c.name === t.west),
+      { name: t.west, phase: 'Rejected' },
+    );
+    assert.equal(site.status.errors?.[0]?.object, `Provisioning/${t.west}-provisioning`);
+    assert.equal(site.status.errors?.[0]?.field, 'spec.masters[0].master-1.mac-address');
   });
 });
