@@ -9,6 +9,7 @@
  * After `npm run build` (it runs bin/bpa), with the kube-apiserver binaries cached
  * (scripts/kube-apiserver.sh):
  *   npx tsx bench/operator.ts [--clusters 1000] [--hosts 10000] [--changes 10]
+ *     [--heap MiB]   (the serve process's --max-old-space-size, as a Deployment would set it)
  */
 import { readFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -59,6 +60,7 @@ async function main(): Promise<void> {
   const clusters = arg('clusters', 1000);
   const hosts = arg('hosts', 10000);
   const changes = arg('changes', 10);
+  const heap = arg('heap', 0);
   const assets = kubeAssets();
   if ('reason' in assets) throw new Error(assets.reason);
   const server = await sharedKubeServer(assets);
@@ -85,27 +87,30 @@ async function main(): Promise<void> {
     console.log(
       `created ${hostDocs.length} BareMetalHosts and ${clusterDocs.length} bpa objects in ${((Date.now() - t) / 1000).toFixed(0)} s`,
     );
-    const child = spawnBpa([
-      'serve',
-      '--source',
-      'kubernetes',
-      '--bootstrap-kubeconfig',
-      env.bpaKubeconfigPath,
-      '--bootstrap-namespace',
-      env.namespace,
-      '--kubeconfig',
-      env.bpaKubeconfigPath,
-      '--inventory-namespace',
-      env.namespace,
-      '--leases',
-      site.leaseFile,
-      '--state',
-      join(tmp, 'state'),
-      '--listen',
-      '127.0.0.1:0',
-      '--interval',
-      '1h',
-    ]);
+    const child = spawnBpa(
+      [
+        'serve',
+        '--source',
+        'kubernetes',
+        '--bootstrap-kubeconfig',
+        env.bpaKubeconfigPath,
+        '--bootstrap-namespace',
+        env.namespace,
+        '--kubeconfig',
+        env.bpaKubeconfigPath,
+        '--inventory-namespace',
+        env.namespace,
+        '--leases',
+        site.leaseFile,
+        '--state',
+        join(tmp, 'state'),
+        '--listen',
+        '127.0.0.1:0',
+        '--interval',
+        '1h',
+      ],
+      heap ? { NODE_OPTIONS: `--max-old-space-size=${heap}` } : {},
+    );
     const lines: Array<{ at: number; line: string }> = [];
     let buf = '';
     child.stderr?.on('data', (d: Buffer) => {
@@ -117,14 +122,27 @@ async function main(): Promise<void> {
       }
     });
     const pid = child.pid as number;
+    child.once('exit', (code, signal) => {
+      console.log(`bpa serve exited (${code ?? signal}):`);
+      console.log(
+        lines
+          .slice(-5)
+          .map((l) => l.line)
+          .join('\n'),
+      );
+      process.exitCode = 1;
+    });
     t = Date.now();
     const finished = (after: number): Promise<true> =>
       waitFor(
         'a finished reconcile',
-        async () =>
-          lines.some((l) => l.at >= after && /"msg":"reconcile finished"/.test(l.line))
+        async () => {
+          if (child.exitCode !== null || child.signalCode !== null)
+            throw new Error('bpa serve exited');
+          return lines.some((l) => l.at >= after && /"msg":"reconcile finished"/.test(l.line))
             ? true
-            : undefined,
+            : undefined;
+        },
         600_000,
         20,
       );
@@ -175,6 +193,7 @@ async function main(): Promise<void> {
         `  of which JS heap used ${mib('bpa_nodejs_heap_size_used_bytes')} MiB of ${mib('bpa_nodejs_heap_size_total_bytes')} MiB, external ${mib('bpa_nodejs_external_memory_bytes')} MiB`,
       );
     }
+    child.removeAllListeners('exit');
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
   } finally {

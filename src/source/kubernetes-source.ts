@@ -126,14 +126,11 @@ export class KubernetesSource implements SiteSource {
         const path = namespace
           ? `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts`
           : '/apis/metal3.io/v1alpha1/baremetalhosts';
-        const list = lister(hostApi, 'metal3.io', 'v1alpha1', 'baremetalhosts', namespace);
-        // Hosts are made small as they are listed: a full listing of 10,000 never piles up.
-        const slimList: ListPromise<KubernetesObject> = async () => {
-          const answer = await list();
-          for (const item of answer.items) this.host(item);
-          return answer;
-        };
-        const informer = makeInformer(opts.hosts.kubeConfig, path, slimList);
+        // Hosts are made small page by page as they are listed: 10,000 never pile up.
+        const list = lister(hostApi, 'metal3.io', 'v1alpha1', 'baremetalhosts', namespace, (o) =>
+          this.host(o),
+        );
+        const informer = makeInformer(opts.hosts.kubeConfig, path, list);
         this.watch(
           `baremetalhosts.metal3.io in ${namespace ? `namespace ${namespace}` : 'all namespaces'}`,
           informer,
@@ -527,6 +524,7 @@ function lister(
   version: string,
   plural: string,
   namespace: string | undefined,
+  eachItem?: (o: KubernetesObject) => void,
 ): ListPromise<KubernetesObject> {
   return async () => {
     const items: KubernetesObject[] = [];
@@ -551,6 +549,7 @@ function lister(
               _continue: cont,
             })
       ) as KubernetesListObject<KubernetesObject>;
+      if (eachItem) for (const item of page.items) eachItem(item);
       items.push(...page.items);
       // Custom objects come as the server's JSON: `continue`, not the typed `_continue`.
       cont = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
