@@ -16,6 +16,7 @@ import { configWith } from '../../fakes/site.js';
 import { BPA, ROOT, spawnBpa, waitFor } from '../apply/harness.js';
 import { useRealKube, type KubeTestEnv } from '../../k8s/envtest.js';
 import { createObject, createObjectsOf } from '../../k8s/kube-objects.js';
+import { requireLoopbackOnly } from '../../netns/loopback-only.js';
 
 const LEASES = join(ROOT, 'sites', 'example', 'leases', 'dnsmasq.leases');
 const BPA_API = '/apis/bpa.akraino.org/v1alpha1';
@@ -130,6 +131,9 @@ async function planThrough(env: KubeTestEnv, src: KubernetesSource, stateDir: st
 
 describe('operator mode: the site from the cluster (real kube-apiserver)', function () {
   this.timeout(180_000);
+  // serve applies the example's clusters once cluster-west is set aside: their hosts'
+  // addresses must be unreachable.
+  requireLoopbackOnly();
   const kube = useRealKube({ name: 'operator', metal3: true });
   let tmp = '';
   const children: ChildProcess[] = [];
@@ -208,7 +212,9 @@ describe('operator mode: the site from the cluster (real kube-apiserver)', funct
     sources.push(src);
     await src.start();
     const ctx = await planThrough(kube.env, src, join(tmp, 's-bad'));
-    const errors = ctx.validation.filter((p) => p.severity === 'error');
+    // Only cluster-west's object has the error: it is blocked, the rest of the site goes on.
+    assert.deepEqual(ctx.blocked?.clusters, ['cluster-west']);
+    const errors = (ctx.blocked?.problems ?? []).filter((p) => p.severity === 'error');
     assert.ok(errors.length > 0, JSON.stringify(ctx.validation));
     // The later of the two claims is the duplicate: edge-1's, of provisioning-west.
     const dup = errors.find((p) => p.code === 'DUPLICATE_MAC');
