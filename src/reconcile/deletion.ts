@@ -73,6 +73,19 @@ export async function settleDeletions(
     ...(ctx.blocked?.clusters ?? []),
   ]);
   const store = new StateStore(cfg.stateDir);
+  const held = new Set(deleting(source.siteObjects()).map(clusterOf));
+  // A cluster whose objects are gone without bpa's finalizer (removed by hand, or deleted
+  // before bpa provisioned anything) is orphaned: forgotten, never removed.
+  for (const cluster of (await store.readApplied()).clusters.keys()) {
+    if (inSite.has(cluster) || held.has(cluster)) continue;
+    await attempt(ctx.log.child({ cluster }), async () => {
+      await forget(store, cluster);
+      ctx.log.info(
+        { cluster },
+        'the objects of the cluster are gone without its finalizer: bpa forgot it; its nodes keep running',
+      );
+    });
+  }
   for (const ref of deleting(source.siteObjects())) {
     const cluster = clusterOf(ref);
     const log = ctx.log.child({ object: `${ref.kind}/${ref.name}`, cluster });

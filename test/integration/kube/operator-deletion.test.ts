@@ -203,6 +203,36 @@ describe('operator mode: deleting a cluster (real kube-apiserver)', function () 
     assert.equal(await stateOf(t.stateDir, t.east), true);
   });
 
+  it('a removal that fails holds the deletion (reported, never lost); removing the finalizer by hand orphans the cluster: forgotten, its nodes never removed', async () => {
+    const t = await setUp('hand', true, 'Delete');
+    assert.equal((await t.reconciler.reconcile('startup')).result, 'applied');
+    t.ports.installer.next({ kind: 'fail', output: 'the nodes cannot be reached' });
+    const installs = t.ports.installer.runs.length;
+    await deleteCluster(t.ns, t.east, t.source);
+    const failed = await t.reconciler.reconcile('kubernetes');
+    assert.equal(failed.result, 'failed');
+    assert.equal(failed.error?.code, 'APPLY_FAILED');
+    const held = await get(t.ns, 'clusters', t.east);
+    assert.deepEqual(held.body.metadata.finalizers, [CLUSTER_FINALIZER]);
+    // docs/gitops.md: the finalizer removed by hand.
+    const p = `${API}/namespaces/${t.ns}/clusters/${t.east}`;
+    await kube.env.admin('PUT', p, {
+      ...(held.body as object),
+      metadata: { ...held.body.metadata, finalizers: [] },
+    });
+    await waitFor('the Cluster gone from the watch', async () => {
+      await t.source.sync();
+      return t.source.siteObjects().some((o) => o.name === t.east) ? undefined : true;
+    });
+    const removals = t.ports.installer.runs.length;
+    const after = await t.reconciler.reconcile('kubernetes');
+    assert.notEqual(after.result, 'failed', JSON.stringify(after.error));
+    assert.equal(t.ports.installer.runs.length, removals, 'no removal after the hand');
+    assert.equal(removals - installs, 1, 'the one failed removal');
+    assert.equal(await stateOf(t.stateDir, t.east), false);
+    assert.equal(await stateOf(t.stateDir, t.west), true);
+  });
+
   it('an object bpa cannot validate blocks only its own cluster: the others are planned and applied, it stays as it was', async () => {
     const t = await setUp('block', true);
     assert.equal((await t.reconciler.reconcile('startup')).result, 'applied');
