@@ -268,10 +268,14 @@ async function observe(ctx: RunContext): Promise<void> {
       import('../state/store.js'),
       import('./status-guard.js'),
     ]);
-    // Never from someone else's edit of status/ when bpa knows its own reports.
-    const reports = await trustedReports(ctx, ctx.site.source, ctx.siteDir as string);
-    await rebuildState(new StateStore(cfg.stateDir), reports, model, ctx.log);
     const objects = finalizing(ctx);
+    // Never from someone else's edit of status/ when bpa knows its own reports. In operator
+    // mode the reports are in the state directory itself: nothing to rebuild from, and a
+    // cluster bpa forgot must stay forgotten.
+    if (!objects) {
+      const reports = await trustedReports(ctx, ctx.site.source, ctx.siteDir as string);
+      await rebuildState(new StateStore(cfg.stateDir), reports, model, ctx.log);
+    }
     // Operator mode: a deleted cluster is settled before it is planned (reconcile/deletion.ts).
     if (objects && (ctx.upTo === 'apply' || ctx.upTo === 'report')) {
       const { settleDeletions } = await import('./deletion.js');
