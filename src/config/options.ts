@@ -328,6 +328,24 @@ export const OPTIONS = {
     pattern: K8S_NAME,
     description: "Secret with bpa's SSH private key, mounted by installer Jobs (job mode)",
   } as OptionSpec<string>,
+  source: {
+    flag: '--source <source>',
+    env: 'BPA_SOURCE',
+    default: 'git',
+    kind: 'string',
+    choices: ['git', 'kubernetes'],
+    description:
+      'where serve takes the site from: git (--repo, or --watch DIR), or kubernetes (operator mode: the Site, Cluster, Provisioning and Software objects of --watch-namespace, as kubectl, Flux or Argo CD applied them)',
+  } as OptionSpec<string>,
+  watchNamespaces: {
+    flag: '--watch-namespace <ns...>',
+    env: 'BPA_WATCH_NAMESPACES',
+    default: [],
+    kind: 'list',
+    pattern: K8S_NAMESPACE,
+    description:
+      'with --source kubernetes: the namespaces whose bpa objects are the site (default: the bootstrap namespace, --bootstrap-namespace)',
+  } as OptionSpec<string[]>,
   repoUrl: {
     flag: '--repo <url>',
     env: 'BPA_REPO_URL',

@@ -125,6 +125,11 @@ export interface RunContext extends Readonly<Omit<RunOptions, 'now'>> {
   model?: SiteModel;
   /** The problems of the site itself (load, validate, trust), with positions, sorted. */
   validation: Problem[];
+  /**
+   * Operator mode: clusters left out of this run because their own objects have errors (the
+   * others go on), with those errors; nothing of them is planned or applied.
+   */
+  blocked?: { clusters: string[]; problems: Problem[] };
 
   // decrypt
   /** The site's decrypted Secrets, by name (apply, reconcile, serve): memory only, never written. */

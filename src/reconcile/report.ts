@@ -92,6 +92,7 @@ async function writeReports(
     // The site's name, when the failure came after the site was read.
     model: run?.model ?? (failure ? ctx.model : undefined),
     rejected,
+    ...(run?.blocked ? { blocked: run.blocked } : {}),
     ...(failure ? { failure } : {}),
     stateDir: resolve(ctx.operator.stateDir),
     plan: run?.plan,
@@ -128,6 +129,10 @@ async function writeReports(
     plan: run?.plan?.hash,
   });
   if (commit) ctx.log.info({ commit }, 'status committed');
+  if (source.siteObjects) {
+    const { writeObjectStatus } = await import('./object-status.js');
+    await writeObjectStatus({ objects: source.siteObjects(), reports, ctx });
+  }
   await writeSourceState(ctx.operator.stateDir, state);
   // The clusters a rejected or failed reconcile did not report on keep their last reports.
   ctx.reports = new Map([...keptReports(previous, reports), ...reports]);

@@ -13,14 +13,15 @@
  * installer, and nothing loads SSH, git or the Kubernetes client unless it uses them.
  */
 import { resolve } from 'node:path';
-import { DEFAULT_LIMITS, loadSite, locateProblems } from '../load/index.js';
+import { DEFAULT_LIMITS, loadSite, locateProblems, type SiteFile } from '../load/index.js';
 import type { IpSource } from '../observe/inventory/ip.js';
 import type { Flavour } from '../plan/hosts-ini.js';
 import { checkSitePath } from '../source/local-path.js';
+import type { SiteSource } from '../source/site-source.js';
 import { checkStateDir } from '../state/dir.js';
 import { StateLock } from '../state/lock.js';
 import { StalledError } from '../util/errors.js';
-import { hasErrors, sortProblems } from '../util/problem.js';
+import { hasErrors, sortProblems, type Problem } from '../util/problem.js';
 import { validateSite } from '../validate/index.js';
 import { checkSiteNotEmpty } from '../validate/empty-site.js';
 import { checkSiteTrust } from '../validate/trust.js';
@@ -165,16 +166,87 @@ async function validate(ctx: RunContext): Promise<void> {
   });
   const oneFile = ctx.site.kind === 'path' && resolve(ctx.site.path) !== loaded.root;
   const empty = checkSiteNotEmpty(loaded, result.model, siteName(ctx), oneFile);
-  ctx.model = result.model;
-  ctx.validation = sortProblems(
-    locateProblems(loaded.files, [...result.problems, ...trust, ...empty]),
-  );
+  const problems = [...result.problems, ...trust, ...empty];
+  const rest = hasErrors(problems) ? withoutBlocked(ctx, loaded, problems) : undefined;
+  if (rest) {
+    // Operator mode: the clusters with errors wait; the rest of the site goes on.
+    ctx.loaded = rest.loaded;
+    ctx.model = rest.model;
+    ctx.blocked = {
+      clusters: rest.clusters,
+      problems: sortProblems(place(ctx, loaded.files, problems)),
+    };
+    ctx.validation = sortProblems(place(ctx, rest.loaded.files, rest.problems));
+    ctx.log.warn(
+      { clusters: rest.clusters },
+      'clusters with errors in their objects are left out of this reconcile; the others go on',
+    );
+  } else {
+    ctx.model = result.model;
+    ctx.validation = sortProblems(place(ctx, loaded.files, problems));
+  }
   ctx.problems = ctx.validation;
   // Reports carry no warnings: this one (a watched directory only) is said in the log.
   for (const p of ctx.validation)
     if (p.code === 'SECRET_PLAINTEXT')
       ctx.log.warn({ code: p.code, file: p.file, line: p.line }, p.message);
   ctx.onSiteRead?.(ctx);
+}
+
+/** Problems with their place: a file's line and column, or the source's own (operator mode). */
+function place(ctx: RunContext, files: readonly SiteFile[], problems: Problem[]): Problem[] {
+  const source = ctx.site.kind === 'source' ? ctx.site.source : undefined;
+  return source?.placeProblems ? source.placeProblems(problems) : locateProblems(files, problems);
+}
+
+/**
+ * Operator mode: the site without the clusters whose objects have the errors, when that rest
+ * is valid on its own; undefined otherwise (the whole site is rejected, as a commit is).
+ */
+function withoutBlocked(
+  ctx: RunContext,
+  loaded: NonNullable<RunContext['loaded']>,
+  problems: readonly Problem[],
+):
+  | {
+      loaded: NonNullable<RunContext['loaded']>;
+      model: RunContext['model'];
+      problems: Problem[];
+      clusters: string[];
+    }
+  | undefined {
+  const source = ctx.site.kind === 'source' ? ctx.site.source : undefined;
+  const split = source?.isolate?.(problems);
+  if (!split) return undefined;
+  const files = loaded.files.filter((f) => !split.files.has(f.path));
+  const rest = {
+    ...loaded,
+    files,
+    documents: loaded.documents.filter((d) => !split.files.has(d.file)),
+    problems: loaded.problems.filter((p) => p.file === undefined || !split.files.has(p.file)),
+  };
+  rest.incomplete = hasErrors(rest.problems);
+  const again = validateSite(rest);
+  const restProblems = [
+    ...again.problems,
+    ...checkSiteTrust(again.model?.site, {
+      allowSiteCommands: ctx.operator.allowSiteCommands === true,
+      packageMirrors: ctx.operator.packageMirrors ?? [],
+    }),
+    ...checkSiteNotEmpty(rest, again.model, siteName(ctx), false),
+  ];
+  if (hasErrors(restProblems)) return undefined;
+  return { loaded: rest, model: again.model, problems: restProblems, clusters: split.clusters };
+}
+
+/** Operator mode: the source's objects and their finalizers; undefined for other sources. */
+function finalizing(
+  ctx: RunContext,
+): Required<Pick<SiteSource, 'siteObjects' | 'setFinalizers'>> | undefined {
+  const s = ctx.site.kind === 'source' ? ctx.site.source : undefined;
+  return s?.siteObjects && s.setFinalizers
+    ? { siteObjects: s.siteObjects.bind(s), setFinalizers: s.setFinalizers.bind(s) }
+    : undefined;
 }
 
 /** The site as the operator named it: the path given, or the repository, ref and path. */
@@ -212,9 +284,19 @@ async function observe(ctx: RunContext): Promise<void> {
       import('../state/store.js'),
       import('./status-guard.js'),
     ]);
-    // Never from someone else's edit of status/ when bpa knows its own reports.
-    const reports = await trustedReports(ctx, ctx.site.source, ctx.siteDir as string);
-    await rebuildState(new StateStore(cfg.stateDir), reports, model, ctx.log);
+    const objects = finalizing(ctx);
+    // Never from someone else's edit of status/ when bpa knows its own reports. In operator
+    // mode the reports are in the state directory itself: nothing to rebuild from, and a
+    // cluster bpa forgot must stay forgotten.
+    if (!objects) {
+      const reports = await trustedReports(ctx, ctx.site.source, ctx.siteDir as string);
+      await rebuildState(new StateStore(cfg.stateDir), reports, model, ctx.log);
+    }
+    // Operator mode: a deleted cluster is settled before it is planned (reconcile/deletion.ts).
+    if (objects && (ctx.upTo === 'apply' || ctx.upTo === 'report')) {
+      const { settleDeletions } = await import('./deletion.js');
+      await settleDeletions(ctx, objects, cfg);
+    }
   }
   const observations = await observeSite(model, {
     ...observeOptions(cfg, model.site?.spec, root, ctx.env, ctx.now()),
@@ -267,8 +349,16 @@ async function plan(ctx: RunContext): Promise<void> {
     ...(ctx.cache?.plan && !ctx.fromStatus ? { cache: ctx.cache.plan } : {}),
     ...(ctx.secretDigests ? { secretValues: ctx.secretDigests } : {}),
   });
+  if (ctx.blocked) {
+    // A blocked cluster is not in the site this run, yet not removed either: left as it is.
+    const { planHash } = await import('../plan/hash.js');
+    const out = new Set(ctx.blocked.clusters);
+    const kept = ctx.plan.clusters.filter((c) => !out.has(c.cluster));
+    ctx.plan = { ...ctx.plan, clusters: kept, hash: planHash(kept, ctx.plan.settings) };
+  }
   // Placement problems point into the site's files: give them lines too.
-  const located = locateProblems(
+  const located = place(
+    ctx,
     (ctx.loaded as NonNullable<RunContext['loaded']>).files,
     ctx.plan.problems,
   );
@@ -360,6 +450,11 @@ async function apply(ctx: RunContext): Promise<void> {
     onNodePhase: ctx.onNodePhase,
   });
   const facts = ports.facts;
+  const objects = finalizing(ctx);
+  if (objects) {
+    const { finishDeletions } = await import('./deletion.js');
+    await finishDeletions(ctx, objects, cfg);
+  }
   ctx.factsAfter = await factsAfter({
     model,
     result: ctx.result,

@@ -6,10 +6,19 @@ import type { Phase } from '../report/status.js';
 /**
  * Why a reconcile ran: shown in logs, metrics and the status API. `window`: a maintenance
  * window opened; `api`: a suspend or resume through serve's API; `requested`: the
- * reconcile.bpa.akraino.org/requestedAt annotation on the Site object (a full reconcile).
+ * reconcile.bpa.akraino.org/requestedAt annotation on the Site object (a full reconcile);
+ * `kubernetes`: an object of the site, a BareMetalHost or a lease file changed (operator mode).
  */
 export type Trigger =
-  'startup' | 'interval' | 'webhook' | 'watch' | 'retry' | 'window' | 'api' | 'requested';
+  | 'startup'
+  | 'interval'
+  | 'webhook'
+  | 'watch'
+  | 'retry'
+  | 'window'
+  | 'api'
+  | 'requested'
+  | 'kubernetes';
 
 export const TRIGGERS: readonly Trigger[] = [
   'startup',
@@ -20,6 +29,7 @@ export const TRIGGERS: readonly Trigger[] = [
   'window',
   'api',
   'requested',
+  'kubernetes',
 ];
 
 export interface ClusterSummary {

@@ -7,6 +7,7 @@ import type { ActionError, ActionOutcome, ApplyResult } from '../apply/engine.js
 import type { Observations } from '../observe/index.js';
 import type { Plan } from '../plan/index.js';
 import { redact } from '../util/redact.js';
+import { problemPlace } from '../util/problem.js';
 
 export interface ViewAction {
   kind: string;
@@ -60,7 +61,7 @@ export interface SiteView {
     hash: string;
     clusters: ViewClusterPlan[];
     /** Placement and address problems: why a node found no host. */
-    problems: Array<{ code: string; message: string }>;
+    problems: Array<{ code: string; message: string; where?: string }>;
   };
   inventory?: { from: string; hosts: ViewHost[] };
 }
@@ -105,7 +106,10 @@ export function siteView(ctx: {
                 placement: redact(n.placement),
               })),
             })),
-            problems: plan.problems.map((p) => ({ code: p.code, message: redact(p.message) })),
+            problems: plan.problems.map((p) => {
+              const where = problemPlace(p);
+              return { code: p.code, message: redact(p.message), ...(where ? { where } : {}) };
+            }),
           },
         }
       : {}),

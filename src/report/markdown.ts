@@ -1,7 +1,7 @@
 import { APPROVAL_TRAILER } from '../source/input-commit.js';
 import type { ClusterPlan, PackageChange, Plan, PlannedNode } from '../plan/index.js';
 import { printable } from '../util/printable.js';
-import type { Problem } from '../util/problem.js';
+import { problemPlace, type Problem } from '../util/problem.js';
 import { pluralize } from '../util/pluralize.js';
 
 /** GitHub refuses a comment longer than this many characters. */
@@ -212,7 +212,9 @@ function problemLines(problems: readonly Problem[]): string[] {
     '',
   ];
   for (const p of problems) {
-    const where = p.file ? ` (\`${code(`${p.file}${p.line ? `:${p.line}` : ''}`)}\`)` : '';
+    const place =
+      p.object !== undefined ? problemPlace(p) : p.file && `${p.file}${p.line ? `:${p.line}` : ''}`;
+    const where = place ? ` (\`${code(place)}\`)` : '';
     lines.push(
       `- ${p.severity === 'error' ? '❌' : '⚠️'} \`${p.code}\`${where}: ${cell(p.message)}`,
     );

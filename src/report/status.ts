@@ -87,7 +87,14 @@ export interface ClusterStatusDoc {
     /** The last rolling change, node by node: where each node got. */
     rollout?: { action: string; nodes: Array<{ name: string; state: string }> };
     notes?: string[];
-    errors?: Array<{ code: string; message: string; file?: string; line?: number }>;
+    errors?: Array<{
+      code: string;
+      message: string;
+      file?: string;
+      line?: number;
+      object?: string;
+      field?: string;
+    }>;
   };
 }
 
@@ -109,7 +116,14 @@ export interface SiteStatusDoc {
       trailer: string;
       pending: ApprovalBlock['pending'];
     };
-    errors?: Array<{ code: string; message: string; file?: string; line?: number }>;
+    errors?: Array<{
+      code: string;
+      message: string;
+      file?: string;
+      line?: number;
+      object?: string;
+      field?: string;
+    }>;
   };
 }
 
@@ -136,6 +150,11 @@ export interface ReportInput {
   model?: SiteModel;
   /** Errors that rejected the revision (validation), with file and line. */
   rejected?: Problem[];
+  /**
+   * Operator mode: clusters left out because their own objects have errors; their reports are
+   * kept, the site lists them as Rejected with the errors.
+   */
+  blocked?: { clusters: string[]; problems: Problem[] };
   plan?: Plan;
   /** The plan was not applied: it is not the approved one (--require-approved-plan). */
   approval?: ApprovalBlock;
@@ -199,6 +218,10 @@ export function buildReports(input: ReportInput): Map<string, string> {
       ...(input.model?.clusters.map((c) => c.name) ?? []),
       ...input.applied.clusters.keys(),
     ]);
+    for (const name of input.blocked?.clusters ?? []) {
+      names.delete(name);
+      clusters.push({ name, phase: 'Rejected' });
+    }
     for (const name of [...names].sort()) {
       const doc = clusterStatus(name, input);
       clusters.push({ name, phase: doc.status.phase });
@@ -460,7 +483,15 @@ function siteStatus(
     message = input.approval.message;
   } else {
     const worst = (
-      ['Failed', 'Blocked', 'Degraded', 'Provisioning', 'Waiting', 'Suspended'] as Phase[]
+      [
+        'Failed',
+        'Rejected',
+        'Blocked',
+        'Degraded',
+        'Provisioning',
+        'Waiting',
+        'Suspended',
+      ] as Phase[]
     ).find((p) => clusters.some((c) => c.phase === p));
     phase = worst ?? 'Ready';
     reason = phase === 'Ready' ? 'AllClustersReady' : `Clusters${phase}`;
@@ -481,6 +512,9 @@ function siteStatus(
       clusters,
       ...(input.approval && !rejected.length ? { approval: approvalEntry(input.approval) } : {}),
       ...(rejected.length ? { errors: rejected.map(errorEntry) } : {}),
+      ...(!rejected.length && input.blocked?.problems.length
+        ? { errors: input.blocked.problems.filter((p) => p.severity === 'error').map(errorEntry) }
+        : {}),
       ...(input.failure && !rejected.length
         ? { errors: [{ code: input.failure.code, message: safe(input.failure.message) }] }
         : {}),
@@ -537,12 +571,21 @@ function conditionsFor(
   });
 }
 
-function errorEntry(p: Problem): { code: string; message: string; file?: string; line?: number } {
+function errorEntry(p: Problem): {
+  code: string;
+  message: string;
+  file?: string;
+  line?: number;
+  object?: string;
+  field?: string;
+} {
   return {
     code: p.code,
     message: safe(p.message),
     ...(p.file ? { file: p.file } : {}),
     ...(p.line ? { line: p.line } : {}),
+    ...(p.object ? { object: p.object } : {}),
+    ...(p.field ? { field: p.field } : {}),
   };
 }
 

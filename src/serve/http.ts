@@ -18,6 +18,8 @@ export interface HttpServerOptions {
   /** Counts wrong webhook secrets and signatures (the webhook secret's own limit). */
   webhookLimiter?: GuessLimiter;
   leader?: { isLeader(): boolean };
+  /** Why bpa cannot follow its site now (operator mode: a watch that cannot be re-established). */
+  notReady?: () => string | undefined;
   log: Logger;
   /** /healthz fails once a reconcile has run (or a timed one been overdue) this long (1 h). */
   maxRunMs?: number;
@@ -111,7 +113,9 @@ function buildRoutes(opts: HttpServerOptions, log: Logger): Routes {
     '/readyz': {
       GET: (_req, res) => {
         const state = scheduler.state();
+        const blocked = opts.notReady?.();
         if (state.stopping) sendJson(res, 503, { status: 'stopping' });
+        else if (blocked) sendJson(res, 503, { status: 'not-ready', reason: blocked });
         else if (leader && !leader.isLeader()) sendJson(res, 200, { status: 'standby' });
         else if (state.completedRuns > 0) sendJson(res, 200, { status: 'ready' });
         else

@@ -26,6 +26,8 @@ import { statusPageRoutes } from './ui/routes.js';
 import { readLogTail } from '../state/logs.js';
 import { startArtifacts } from './artifacts/start.js';
 import { suspendRoutes } from './suspend-api.js';
+import { operatorSource } from './operator.js';
+import type { SiteSource } from '../source/site-source.js';
 
 export interface ServeOptions {
   /** The settings, resolved with the Site document's spec once it is read. */
@@ -48,7 +50,11 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   const cfg = opts.configFor(undefined);
   const log = opts.log;
   await checkStateDir(cfg.stateDir);
-  const source = await sourceFor(cfg, opts.env, opts.watchDir);
+  // Operator mode: changes of the cluster's objects ask the scheduler (made below) for a run.
+  let onChange: () => void = () => undefined;
+  const operator =
+    cfg.source === 'kubernetes' ? operatorSource(cfg, opts.env, log, () => onChange()) : undefined;
+  const source: SiteSource = operator?.source ?? (await sourceFor(cfg, opts.env, opts.watchDir));
   // The status page's live feed: every installer line, already redacted by the reconciler.
   const live = new LiveBus();
   const bootstrap = kubeStatusCluster(cfg, opts.env, log);
@@ -102,6 +108,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     },
     logger: log,
   });
+  onChange = () => void scheduler.trigger('kubernetes');
   const webhookSecret = cfg.webhookSecretFile
     ? await readSecretFile(cfg.webhookSecretFile, 'the webhook secret')
     : undefined;
@@ -161,6 +168,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       webhookSecret: webhookSecret || undefined,
       webhookLimiter: guesses.webhook,
       leader: elector,
+      ...(operator ? { notReady: () => operator.source.notReady() } : {}),
       log,
       maxRunMs: Math.max(3_600_000, cfg.installerTimeout * 1000 * 2),
       routes: [
@@ -204,6 +212,8 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   const stopRequests = bootstrap
     ? watchReconcileRequests(bootstrap, cfg.namespace, () => scheduler.trigger('requested'), log)
     : undefined;
+  // The first reconcile sees the whole site, not the part listed so far.
+  await operator?.start();
   scheduler.start();
   ui.start();
   log.info(
@@ -229,6 +239,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       await notifier?.stop();
       await http.close();
       await artifacts.close();
+      await operator?.stop();
       await elector?.stop();
       await electing?.catch(() => undefined);
       log.info('bpa serve stopped');

@@ -4,6 +4,22 @@ import { parse } from 'yaml';
 import { StalledError } from '../util/errors.js';
 import { STATUS_DIR } from './site-path.js';
 import type { HistoryEntry } from './history.js';
+import type { Problem } from '../util/problem.js';
+
+/** Operator mode: one object of the site as the cluster has it: what finalizers and status writes address. */
+export interface SiteObjectRef {
+  kind: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  generation?: number;
+  resourceVersion: string;
+  labels: Readonly<Record<string, string>>;
+  finalizers: readonly string[];
+  /** Set once the object is being deleted: it is then no part of the site. */
+  deletionTimestamp?: string;
+  spec: Readonly<Record<string, unknown>>;
+}
 
 /** Where a reconcile reads the site from and writes its reports to. */
 export interface SiteSource {
@@ -30,6 +46,21 @@ export interface SiteSource {
   checkedOut?(): Promise<
     ReadonlyMap<string, { oid: string; size: number; mtimeMs: number; ino: number }>
   >;
+  /**
+   * Places problems in the source's own terms (operator mode: the object and field path
+   * instead of the file bpa wrote it to); without it, problems get the file's line and column.
+   */
+  placeProblems?(problems: Problem[]): Problem[];
+  /** The cluster's objects the site was last read from (operator mode), for their status. */
+  siteObjects?(): SiteObjectRef[];
+  /**
+   * Operator mode: the clusters whose objects have the errors, and every site file of those
+   * clusters, so that the others go on without them; undefined when an error cannot be put on
+   * one cluster (a Site object, a problem without an object).
+   */
+  isolate?(problems: readonly Problem[]): { clusters: string[]; files: Set<string> } | undefined;
+  /** Operator mode: sets an object's finalizers (bpa adds and removes only its own). */
+  setFinalizers?(ref: SiteObjectRef, finalizers: string[]): Promise<void>;
   /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
   previousReports(siteDir: string): Promise<Map<string, unknown>>;
   /**

@@ -328,6 +328,13 @@ export const RUNTIME_CODES = {
       'BareMetalHosts cannot be listed from the Kubernetes API: a refused connection, 401, 403 (RBAC), 404 (the metal3 API is not served), a configured namespace that does not exist, or a server error',
     fix: "the message says which: check the credentials, grant list on baremetalhosts and hardwaredata (and get on namespaces) to bpa's service account, install metal3's CRDs, or fix spec.inventory.namespaces (BPA_NAMESPACES, --inventory-namespace); server errors are retried",
   },
+  SITE_OBJECTS_UNAVAILABLE: {
+    retry: 'transient',
+    area: kube,
+    summary:
+      'operator mode (--source kubernetes): the Site, Cluster, Provisioning and Software objects of the watched namespaces are not listed yet, or their watch cannot be re-established',
+    fix: "check bpa's connection to the bootstrap cluster and its RBAC (get, list, watch on the bpa.akraino.org kinds in each --watch-namespace); bpa keeps retrying, and /readyz fails meanwhile",
+  },
   KUBE_API_ERROR: {
     retry: 'transient',
     area: kube,

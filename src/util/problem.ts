@@ -26,6 +26,23 @@ export interface Problem {
     host: string;
     failures: Array<{ requirement: string; has: string; needs: string }>;
   }>;
+  /**
+   * In operator mode (the site read from the cluster), the object instead of a file:
+   * `Provisioning/provisioning-east` (`namespace/Kind/name` when several namespaces are watched).
+   */
+  object?: string;
+  /** With `object`: the field path, `spec.masters[0].master-1.mac-address`. */
+  field?: string;
+}
+
+/**
+ * Where a problem is, as every output names it: `file:line:column`, or in operator mode the
+ * object and its field path; undefined when it has no place.
+ */
+export function problemPlace(p: Problem): string | undefined {
+  if (p.object !== undefined) return p.field ? `${p.object} ${p.field}` : p.object;
+  if (p.file === undefined) return undefined;
+  return [p.file, p.line, p.column].filter((x) => x !== undefined).join(':');
 }
 
 export function error(code: string, message: string, where: Partial<Problem> = {}): Problem {
@@ -48,7 +65,8 @@ export function hasErrors(problems: readonly Problem[]): boolean {
 export function sortProblems(problems: Problem[]): Problem[] {
   return problems.sort(
     (a, b) =>
-      (a.file ?? '').localeCompare(b.file ?? '') ||
+      (a.file ?? a.object ?? '').localeCompare(b.file ?? b.object ?? '') ||
+      (a.field ?? '').localeCompare(b.field ?? '') ||
       (a.line ?? 0) - (b.line ?? 0) ||
       (a.column ?? 0) - (b.column ?? 0) ||
       a.code.localeCompare(b.code) ||

@@ -169,6 +169,8 @@ export interface FakeKube {
   resourceVersion(): string;
   /** Watch streams currently open. */
   openWatches(): number;
+  /** Ends every open watch stream, as a server does when a watch times out. */
+  endWatches(): void;
   stop(): Promise<void>;
 }
 
@@ -493,6 +495,11 @@ class FakeKubeServer implements FakeKube {
 
   openWatches(): number {
     return this.watchers.size;
+  }
+
+  endWatches(): void {
+    for (const w of this.watchers) w.res.end();
+    this.watchers.clear();
   }
 
   // --- storage ---------------------------------------------------------------------------------

@@ -24,6 +24,10 @@ const PLURAL: Record<string, string> = {
   Job: 'jobs',
   Pod: 'pods',
   Lease: 'leases',
+  Site: 'sites',
+  Cluster: 'clusters',
+  Provisioning: 'provisionings',
+  Software: 'softwares',
 };
 
 /** The collection path of an object, in `namespace` unless it names its own. */

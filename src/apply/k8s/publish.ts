@@ -209,3 +209,52 @@ function hasLabels(
 ): boolean {
   return Object.entries(want).every(([k, v]) => have?.[k] === v);
 }
+
+/**
+ * Deletes what bpa published for a cluster (operator mode, `deletionPolicy: Delete`): Secret
+ * `<cluster>-kubeconfig` and ConfigMap `<cluster>-configmap`, only when they carry bpa's
+ * labels for that cluster (someone else's object of the same name is left alone). Gone
+ * already is done.
+ */
+export async function deletePublished(
+  kc: KubeConfig,
+  namespace: string,
+  cluster: string,
+): Promise<string[]> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const labels = publishLabels(cluster);
+  const deleted: string[] = [];
+  const remove = async (
+    kind: 'Secret' | 'ConfigMap',
+    name: string,
+    read: () => Promise<{ metadata?: { labels?: Record<string, string> } }>,
+    del: () => Promise<unknown>,
+  ): Promise<void> => {
+    const what = `${kind} ${namespace}/${name}`;
+    const permission = `get and delete on ${kind === 'Secret' ? 'secrets' : 'configmaps'} in namespace ${namespace}`;
+    try {
+      const obj = await read();
+      if (!hasLabels(obj.metadata?.labels, labels)) return;
+      await del();
+      deleted.push(what);
+    } catch (err: unknown) {
+      if (httpStatus(err) === 404) return;
+      throw explainApiError(err, 'KUBE_API_ERROR', `deleting ${what}`, permission);
+    }
+  };
+  const secret = `${cluster}-kubeconfig`;
+  const configMap = `${cluster}-configmap`;
+  await remove(
+    'Secret',
+    secret,
+    () => core.readNamespacedSecret({ name: secret, namespace }),
+    () => core.deleteNamespacedSecret({ name: secret, namespace }),
+  );
+  await remove(
+    'ConfigMap',
+    configMap,
+    () => core.readNamespacedConfigMap({ name: configMap, namespace }),
+    () => core.deleteNamespacedConfigMap({ name: configMap, namespace }),
+  );
+  return deleted;
+}

@@ -1,6 +1,6 @@
 import { relative, resolve } from 'node:path';
 import { printable } from '../../util/printable.js';
-import type { Problem } from '../../util/problem.js';
+import { problemPlace, type Problem } from '../../util/problem.js';
 
 export const PROBLEM_FORMATS = ['text', 'json', 'github'] as const;
 export type ProblemFormat = (typeof PROBLEM_FORMATS)[number];
@@ -25,7 +25,7 @@ export function displayPath(
 export function formatText(problems: readonly Problem[]): string {
   return problems
     .map((p) => {
-      const where = [p.file ?? '<site>', p.line, p.column].filter((x) => x !== undefined).join(':');
+      const where = problemPlace(p) ?? '<site>';
       return `${printable(where)}: ${p.severity} ${p.code}: ${printable(p.message)}\n`;
     })
     .join('');
@@ -41,7 +41,9 @@ export function formatGithub(problems: readonly Problem[]): string {
         p.column !== undefined ? `col=${p.column}` : undefined,
         `title=${escapeProperty(`bpa ${p.code}`)}`,
       ].filter(Boolean);
-      return `::${p.severity} ${props.join(',')}::${escapeData(p.message)}\n`;
+      // An object of the cluster is no file of the diff: it is named in the message.
+      const text = p.object !== undefined ? `${problemPlace(p) ?? ''}: ${p.message}` : p.message;
+      return `::${p.severity} ${props.join(',')}::${escapeData(text)}\n`;
     })
     .join('');
 }
@@ -66,6 +68,7 @@ export function problemsJson(problems: readonly Problem[]): Array<Record<string,
     column: p.column,
     pointer: p.pointer,
     ...(p.closest ? { closest: p.closest } : {}),
+    ...(p.object !== undefined ? { object: p.object, field: p.field ?? '' } : {}),
   }));
 }
 

@@ -12,7 +12,7 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
   const cmd = program
     .command('serve')
     .description(
-      'run the controller: follow a site repository (--repo) or watch a directory (--watch DIR), reconcile on an interval and on webhooks, serve /healthz /readyz /metrics /api/v1/status',
+      'run the controller: follow a site repository (--repo), watch a directory (--watch DIR) or the bpa objects of a cluster (--source kubernetes), reconcile on an interval and on webhooks, serve /healthz /readyz /metrics /api/v1/status',
     )
     .option('--watch <dir>', 'watch a local site directory instead of a repository (development)')
     .addOption(outputOption(['json', 'text']));
@@ -33,10 +33,28 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
     'artifactsTokenFile',
     'artifactsMaxMib',
     'apiTokenFile',
+    'source',
+    'watchNamespaces',
   ]);
   cmd.action(async (opts) => {
     const cfg = resolveConfig(opts, undefined, env);
     const watchDir = opts.watch;
+    if (cfg.source === 'kubernetes') {
+      const given =
+        watchDir !== undefined
+          ? '--watch DIR'
+          : cfg.repoUrl
+            ? 'a repository (--repo, BPA_REPO_URL)'
+            : '';
+      if (given)
+        throw new UsageError(
+          `--source kubernetes takes the site from the cluster's objects: give no ${given} with it`,
+        );
+      if (cfg.requireApprovedPlan)
+        throw new UsageError(
+          '--require-approved-plan needs a repository: approvals are trailers of its commits, which operator mode (--source kubernetes) does not read',
+        );
+    }
     if (watchDir !== undefined && cfg.repoUrl)
       throw new UsageError(
         `give either --watch DIR or a repository (--repo, BPA_REPO_URL), not both: the repository comes from ${describeSource('repoUrl', cfg.sources.repoUrl ?? 'default')}`,
@@ -45,8 +63,10 @@ export function registerServe(program: Command, io: Io, env: NodeJS.ProcessEnv):
       throw new UsageError(
         '--require-approved-plan needs a repository (--repo): approvals are trailers of its commits, which a watched directory does not have',
       );
-    if (watchDir === undefined && !cfg.repoUrl)
-      throw new UsageError('give a repository to follow (--repo URL) or a directory (--watch DIR)');
+    if (watchDir === undefined && !cfg.repoUrl && cfg.source !== 'kubernetes')
+      throw new UsageError(
+        'give a repository to follow (--repo URL), a directory (--watch DIR), or --source kubernetes',
+      );
     // The controller's output is its log on stderr: JSON lines, or lines for a person (-o text).
     const { createLogger } = await import('../../util/log.js');
     const log =

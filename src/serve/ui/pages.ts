@@ -152,12 +152,18 @@ export function overviewPage(input: PageInput, history: HistoryEntry[]): Html {
     </section>`;
 }
 
-function problems(list: ReadonlyArray<{ code: string; message: string }>): Html {
+function problems(list: ReadonlyArray<{ code: string; message: string; where?: string }>): Html {
   if (!list.length) return html``;
   return html`<h3>Why nodes found no host</h3>
     <ul class="problems">
-      ${list.map((p) => html`<li><code>${p.code}</code> ${p.message}</li>`)}
+      ${list.map((p) => html`<li><code>${p.code}</code> ${p.where ? html`<code>${p.where}</code> ` : ''}${p.message}</li>`)}
     </ul>`;
+}
+
+/** Where a reported error is: its file and line, or in operator mode its object and field. */
+function errorPlace(e: { file?: string; line?: number; object?: string; field?: string }): string {
+  if (e.object) return e.field ? `${e.object} ${e.field}` : e.object;
+  return e.file ? `${e.file}${e.line ? `:${e.line}` : ''}` : '';
 }
 
 function planBlock(c: ViewClusterPlan, titled: boolean): Html {
@@ -207,7 +213,7 @@ export function clusterPage(input: PageInput, doc: ClusterStatusDoc): Html {
       ${
         doc.status.errors?.length
           ? html`<ul class="problems">
-              ${doc.status.errors.map((e) => html`<li><code>${e.code}</code> ${e.message}</li>`)}
+              ${doc.status.errors.map((e) => html`<li><code>${e.code}</code> ${errorPlace(e) ? html`<code>${errorPlace(e)}</code> ` : ''}${e.message}</li>`)}
             </ul>`
           : ''
       }

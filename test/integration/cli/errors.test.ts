@@ -233,6 +233,45 @@ describe('exit codes: 2 means changes, every error 1, a wrong command line 64', 
     assert.equal(neither.code, 64);
   });
 
+  it('serve --source kubernetes: with a repository, a directory or --require-approved-plan, refused; a bad source or namespace is a configuration error', async () => {
+    for (const extra of [
+      ['--repo', 'http://127.0.0.1:1/site.git'],
+      ['--watch', EXAMPLE],
+      ['--require-approved-plan'],
+    ]) {
+      const r = await bpa(['serve', '--source', 'kubernetes', ...extra]);
+      assert.equal(r.code, 64, `${extra.join(' ')}: ${r.stderr}`);
+      assertOneLine(r, 'serve', 'USAGE');
+    }
+    const env = await bpa(['serve', '--repo', 'http://127.0.0.1:1/site.git'], {
+      BPA_SOURCE: 'kubernetes',
+    });
+    assert.equal(env.code, 64);
+    assert.match(env.stderr, /--source kubernetes takes the site from the cluster's objects/);
+    const bad = await bpa(['serve', '--source', 'svn']);
+    assert.equal(bad.code, 64);
+    assertOneLine(bad, 'serve', 'CONFIG_INVALID');
+    const ns = await bpa([
+      'serve',
+      '--source',
+      'kubernetes',
+      '--watch-namespace',
+      'Not_A_Namespace',
+    ]);
+    assert.equal(ns.code, 64);
+    assertOneLine(ns, 'serve', 'CONFIG_INVALID');
+    // Without a kubeconfig or a pod to run in, operator mode says what it needs.
+    const none = await bpa(['serve', '--source', 'kubernetes', '--listen', '127.0.0.1:0'], {
+      KUBERNETES_SERVICE_HOST: '',
+      KUBECONFIG: '',
+    });
+    assert.equal(none.code, 1, none.stderr);
+    assert.match(
+      none.stderr,
+      /NO_KUBECONFIG: operator mode \(--source kubernetes\) needs a kubeconfig/,
+    );
+  });
+
   it('reconcile: a directory and --repo together are refused', async () => {
     const r = await bpa(['reconcile', '--once', EXAMPLE, '--repo', 'http://127.0.0.1:1/s.git']);
     assert.equal(r.code, 64);
