@@ -129,10 +129,6 @@ async function writeReports(
     plan: run?.plan?.hash,
   });
   if (commit) ctx.log.info({ commit }, 'status committed');
-  if (source.siteObjects) {
-    const { writeObjectStatus } = await import('./object-status.js');
-    await writeObjectStatus({ objects: source.siteObjects(), reports, ctx });
-  }
   await writeSourceState(ctx.operator.stateDir, state);
   // The clusters a rejected or failed reconcile did not report on keep their last reports.
   ctx.reports = new Map([...keptReports(previous, reports), ...reports]);

@@ -63,6 +63,8 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
         instance: `${hostname()}-${process.pid}`,
         // With the bootstrap cluster, kubeconfigs are published there (apply/ports-for.ts).
         kubeconfigSecrets: true,
+        // Operator mode: the objects are the site; bpa writes only their status.
+        statusOnly: cfg.source === 'kubernetes',
       })
     : undefined;
   const reconciler = new Reconciler({

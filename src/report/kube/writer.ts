@@ -82,6 +82,11 @@ export class KubeStatusWriter {
     private readonly opts: {
       instance: string;
       kubeconfigSecrets: boolean;
+      /**
+       * Operator mode: the objects are the site, put there by someone else. Their status is
+       * written; they are never applied, put back or deleted.
+       */
+      statusOnly?: boolean;
       now?: () => number;
       /** Called between reading an object's status and writing it (tests: another writer). */
       beforeStatusWrite?: (kind: BpaKind, name: string) => Promise<void>;
@@ -111,11 +116,14 @@ export class KubeStatusWriter {
       : undefined;
     const applied = new Map<string, Stored>();
     for (const d of desired ?? []) {
-      const stored = await this.apply(d);
+      const stored = this.opts.statusOnly
+        ? await this.get(d.object.kind, d.object.metadata.name)
+        : await this.apply(d);
+      if (!stored) continue;
       applied.set(`${d.object.kind}/${d.object.metadata.name}`, stored);
       await this.writeStatus(d, reports, input, now);
     }
-    if (desired) await this.prune(new Set(applied.keys()));
+    if (desired && !this.opts.statusOnly) await this.prune(new Set(applied.keys()));
     for (const e of clusterEvents(input)) {
       const clusterObject = desired?.find(
         (d) => d.object.kind === 'Cluster' && d.cluster === e.cluster,
@@ -245,7 +253,7 @@ export class KubeStatusWriter {
   ): Promise<void> {
     const now = new Date((this.opts.now ?? Date.now)()).toISOString();
     for (const d of desiredObjects(site.model, site.documents, this.namespace, site.revision)) {
-      await this.apply(d);
+      if (!this.opts.statusOnly) await this.apply(d);
       const actions = d.cluster ? working.get(d.cluster) : undefined;
       if (!actions) continue;
       const message = `applying ${actions.join(', ')}`;

@@ -4,7 +4,8 @@
 // node ConfigMap and the kubeconfig Secret there, and removes the nodes when the Cluster is
 // deleted with deletionPolicy: Delete.
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +42,7 @@ describe('operator mode on lab hosts: the seeds workflow (real kube-apiserver)',
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
-  it('kubectl apply of an ICN Provisioning CR provisions the cluster; its ConfigMap and Secret are in the cluster; a deletion whose removal fails is held until its finalizer is removed by hand', async () => {
+  it('kubectl apply of an ICN Provisioning CR provisions the cluster; kubectl wait for Ready returns; its ConfigMap and Secret are in the cluster; a deletion whose removal fails is held until its finalizer is removed by hand', async () => {
     const hosts = lab?.hosts ?? [];
     // The lab's hosts as BareMetalHosts (an --inventory directory).
     const site = await writeLabSite(
@@ -157,6 +158,42 @@ describe('operator mode on lab hosts: the seeds workflow (real kube-apiserver)',
       `/api/v1/namespaces/${ns}/secrets/${cluster}-kubeconfig`,
     );
     assert.equal(secret.status, 200);
+    // kubectl wait for Ready on the objects the operator applied, as with a cluster from git
+    // (docs/kubernetes-status.md); bpa wrote their status only: no label of its own, the
+    // spec as applied.
+    const readyOf = async (path: string): Promise<true | undefined> => {
+      const o = await kube.env.admin<{
+        status?: { conditions?: Array<{ type: string; status: string }> };
+      }>('GET', `${API}/namespaces/${ns}/${path}`);
+      return o.body.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+        ? true
+        : undefined;
+    };
+    for (const path of [`clusters/${cluster}`, `provisionings/${icn.metadata.name}`]) {
+      const [plural, name] = path.split('/') as [string, string];
+      const kubectl = await promisify(execFile)('kubectl', [
+        '--kubeconfig',
+        kube.env.server.adminKubeconfigPath,
+        '-n',
+        ns,
+        'wait',
+        '--for=condition=Ready',
+        `${plural}.bpa.akraino.org/${name}`,
+        '--timeout=120s',
+      ]).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err;
+        return undefined; // no kubectl here: the same condition, read through the API
+      });
+      if (kubectl) assert.match(kubectl.stdout, /condition met/);
+      else await waitFor(`${path} Ready`, () => readyOf(path), 120_000, 500);
+      assert.equal(await readyOf(path), true);
+    }
+    const applied = await kube.env.admin<{
+      metadata: { labels?: Record<string, string> };
+      spec: unknown;
+    }>('GET', `${API}/namespaces/${ns}/provisionings/${icn.metadata.name}`);
+    assert.equal(applied.body.metadata.labels?.['app.kubernetes.io/managed-by'], undefined);
+    assert.deepEqual(applied.body.spec, icn.spec);
     await waitFor('the finalizer', async () => {
       const c = await kube.env.admin<{ metadata: { finalizers?: string[] } }>(
         'GET',
