@@ -79,16 +79,14 @@ function idOf(o: object | undefined): number {
 export function requirementsOf(node: NodeSpec): Requirements {
   let r = compiled.get(node);
   if (r) return r;
-  if (node.hostSelector || node.hardware || node.preferred) {
-    const need = needOf(node);
-    const k = `${need.cpu}/${need.memMib}/${need.memText}/${need.sriov}/${need.qat}/${idOf(node.hostSelector)}/${idOf(node.hardware)}/${idOf(node.preferred)}`;
-    r = shared.get(k);
-    if (!r) {
-      r = compile(node);
-      if (shared.size >= SHARED_LIMIT) shared.clear();
-      shared.set(k, r);
-    }
-  } else r = compile(node);
+  const need = needOf(node);
+  const k = `${need.cpu}/${need.memMib}/${need.memText}/${need.sriov}/${need.qat}/${idOf(node.hostSelector)}/${idOf(node.hardware)}/${idOf(node.preferred)}`;
+  r = shared.get(k);
+  if (!r) {
+    r = compile(node);
+    if (shared.size >= SHARED_LIMIT) shared.clear();
+    shared.set(k, r);
+  }
   compiled.set(node, r);
   return r;
 }
