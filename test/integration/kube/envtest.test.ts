@@ -2,7 +2,13 @@
 // CRDs, RBAC as deploy/rbac.yaml grants it, metal3's schema as metal3 writes it, 1.20's paging,
 // and bpa's own kubeconfig loader and client talking to it.
 import assert from 'node:assert/strict';
-import { ApiException, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { httpStatus } from '../../../src/kube/api.js';
 import { loadKubeConfig } from '../../../src/kube/kubeconfig.js';
 import { listMetal3Objects } from '../../../src/observe/inventory/kubernetes.js';
@@ -86,11 +92,18 @@ describe('real kube-apiserver (test/k8s/envtest.ts)', function () {
       body: { metadata: { name: 'granted' }, stringData: { a: 'b' } },
     });
 
-    // Not granted: listing Secrets, deleting one, reading a single BareMetalHost, Secrets of
-    // another namespace.
+    // Not granted: listing Secrets, patching one (bpa replaces them), reading a single
+    // BareMetalHost, Secrets of another namespace.
     const refused: [string, () => Promise<unknown>][] = [
       ['list secrets', () => core.listNamespacedSecret({ namespace })],
-      ['delete a secret', () => core.deleteNamespacedSecret({ name: 'granted', namespace })],
+      [
+        'patch a secret',
+        () =>
+          core.patchNamespacedSecret(
+            { name: 'granted', namespace, body: { metadata: { labels: { a: 'b' } } } },
+            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          ),
+      ],
       [
         'get a baremetalhost',
         () =>
