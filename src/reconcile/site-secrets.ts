@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { decryptFile } from '../sops/decrypt-file.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { unwrapDataKey } from '../sops/age.js';
+import { unwrapPgpDataKey } from '../sops/pgp.js';
 import { readAgeKeyFile, readAgeKeySecret } from '../sops/keys.js';
 import { secretValues } from '../sops/values.js';
 import { sortProblems, type Problem } from '../util/problem.js';
@@ -37,7 +38,13 @@ export async function decryptSecrets(ctx: RunContext): Promise<void> {
     const problems: Problem[] = [];
     for (const file of files) {
       const text = loaded.files.find((f) => f.path === file)?.text ?? '';
-      const out = await decryptFile(file, text, (meta) => unwrapDataKey(meta.age, identities));
+      const out = await decryptFile(
+        file,
+        text,
+        async (meta) =>
+          (await unwrapDataKey(meta.age ?? [], identities)) ??
+          (meta.pgp?.length ? await unwrapPgpDataKey(meta.pgp, { env: ctx.env }) : undefined),
+      );
       problems.push(...out.problems);
       for (const doc of out.documents.values()) {
         const name = (doc['metadata'] as { name?: unknown } | undefined)?.name;

@@ -62,11 +62,14 @@ export async function decryptFile(
   const meta = metadataOf(sops as Record<string, unknown>);
   const dataKey = await dataKeyFor(meta);
   if (!dataKey) {
-    const recipients = meta.age.map((r) => r.recipient).join(', ') || 'PGP keys only';
+    const recipients = [
+      ...(meta.age ?? []).map((r) => r.recipient),
+      ...(meta.pgp ?? []).map((r) => `PGP ${r.fp}`),
+    ].join(', ');
     problems.push(
       error(
         'SOPS_NO_KEY',
-        `encrypted for ${recipients}: none of the age keys bpa was given opens it (--sops-age-key-file, BPA_SOPS_AGE_KEY_FILE, or the .agekey keys of --sops-age-secret)`,
+        `encrypted for ${recipients}: none of the age keys bpa was given opens it (--sops-age-key-file, BPA_SOPS_AGE_KEY_FILE, or the .agekey keys of --sops-age-secret), nor GnuPG's keyring (GNUPGHOME)`,
         at(sopsLine),
       ),
     );

@@ -13,7 +13,9 @@ import { createDecipheriv, createHash } from 'node:crypto';
 export interface SopsMetadata {
   mac: string;
   lastmodified: string;
-  age: Array<{ recipient: string; enc: string }>;
+  age?: Array<{ recipient: string; enc: string }>;
+  /** PGP keys (`fp`: the key's fingerprint), opened by the operator's GnuPG. */
+  pgp?: Array<{ fp: string; enc: string }>;
   unencrypted_suffix?: string;
   encrypted_suffix?: string;
   unencrypted_regex?: string;
@@ -46,18 +48,20 @@ export function metadataIssue(sops: unknown): { pointer: string; message: string
       message:
         'sops.key_groups (Shamir secret sharing) is not supported: encrypt for plain age recipients',
     };
-  const age = sops['age'];
-  const hasPgp = Array.isArray(sops['pgp']) && (sops['pgp'] as unknown[]).length > 0;
-  if (!Array.isArray(age) || age.length === 0)
+  const age = Array.isArray(sops['age']) ? (sops['age'] as unknown[]) : [];
+  const pgp = Array.isArray(sops['pgp']) ? (sops['pgp'] as unknown[]) : [];
+  if (age.length === 0 && pgp.length === 0)
     return {
       pointer: '/sops',
-      message: hasPgp
-        ? 'sops: PGP recipients only: bpa decrypts with age keys; add an age recipient (sops updatekeys)'
-        : 'sops: no age recipient (sops.age) to decrypt the data key',
+      message: 'sops: no age (sops.age) or PGP (sops.pgp) recipient to decrypt the data key',
     };
-  for (const [i, r] of (age as unknown[]).entries()) {
+  for (const [i, r] of age.entries()) {
     if (!isRecord(r) || typeof r['recipient'] !== 'string' || typeof r['enc'] !== 'string')
       return { pointer: `/sops/age/${i}`, message: `sops.age[${i}]: needs recipient and enc` };
+  }
+  for (const [i, r] of pgp.entries()) {
+    if (!isRecord(r) || typeof r['fp'] !== 'string' || typeof r['enc'] !== 'string')
+      return { pointer: `/sops/pgp/${i}`, message: `sops.pgp[${i}]: needs fp and enc` };
   }
   const selectors = SELECTORS.filter((k) => sops[k] !== undefined && sops[k] !== '');
   if (selectors.length > 1)

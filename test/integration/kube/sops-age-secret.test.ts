@@ -46,14 +46,14 @@ describe('SOPS age keys from a Secret of the bootstrap cluster (real kube-apiser
         encryptedRegex: '^(data|stringData)$',
       },
     );
-    const out = await decryptFile('login.yaml', text, (m) => unwrapDataKey(m.age, ids));
+    const out = await decryptFile('login.yaml', text, (m) => unwrapDataKey(m.age ?? [], ids));
     assert.deepEqual(out.problems, []);
     assert.deepEqual((out.documents.get(0) as { stringData: unknown }).stringData, {
       password: 'pw-from-cluster-key',
     });
     // Only the .agekey keys: a file for the other identity does not open.
     const other = sopsEncrypt(secretDoc('x', { password: 'y' }), [unrelated.recipient]);
-    const refused = await decryptFile('x.yaml', other.text, (m) => unwrapDataKey(m.age, ids));
+    const refused = await decryptFile('x.yaml', other.text, (m) => unwrapDataKey(m.age ?? [], ids));
     assert.deepEqual(
       refused.problems.map((p) => p.code),
       ['SOPS_NO_KEY'],

@@ -17,8 +17,8 @@ function gitShow(path: string): string {
   });
 }
 
-const withKeys = (identities: string[]) => (meta: { age: Array<{ enc: string }> }) =>
-  unwrapDataKey(meta.age, identities);
+const withKeys = (identities: string[]) => (meta: { age?: Array<{ enc: string }> }) =>
+  unwrapDataKey(meta.age ?? [], identities);
 
 describe('SOPS files: decrypted and verified (age, AES-256-GCM, MAC)', function () {
   this.timeout(30_000);

@@ -93,12 +93,20 @@ describe('site Secrets checked without keys (bpa validate)', function () {
     const pgpOnly = login
       .replace(/^ {2}age:[\s\S]*?(?=^ {2}lastmodified:)/m, '  age: null\n')
       .replace(/^ {2}pgp: null$/m, '  pgp: [{fp: ABC, enc: x}]');
-    const pgp = check({ 'a.yaml': pgpOnly, 'b.yaml': vars }).problems;
+    // PGP recipients only: well formed (GnuPG opens it when bpa decrypts).
+    assert.deepEqual(check({ 'a.yaml': pgpOnly, 'b.yaml': vars }).problems, []);
+    const noRecipient = pgpOnly.replace(/^ {2}pgp: .*$/m, '  pgp: null');
+    const none = check({ 'a.yaml': noRecipient, 'b.yaml': vars }).problems;
     assert.deepEqual(
-      pgp.map((p) => p.code),
+      none.map((p) => p.code),
       ['SOPS_INVALID'],
     );
-    assert.match(pgp[0]!.message, /PGP recipients only/);
+    assert.match(none[0]!.message, /no age \(sops.age\) or PGP \(sops.pgp\) recipient/);
+    const badPgp = pgpOnly.replace(/^ {2}pgp: .*$/m, '  pgp: [{enc: x}]');
+    assert.match(
+      check({ 'a.yaml': badPgp, 'b.yaml': vars }).problems[0]?.message ?? '',
+      /sops.pgp\[0\]: needs fp and enc/,
+    );
     const plainValue = login.replace(/password: ENC\[[^\]]+\]/, 'password: hunter2');
     const lines = plainValue.split('\n');
     assert.deepEqual(check({ 'a.yaml': plainValue, 'b.yaml': vars }).codes, [
