@@ -384,7 +384,10 @@ describe('operator mode: the site from the cluster (real kube-apiserver)', funct
       async () => {
         const r = await fetch(`${url}/readyz`);
         const body = (await r.json()) as { status: string; reason?: string };
-        return body.status === 'not-ready' ? { code: r.status, body } : undefined;
+        // Before the first refusal the reason is "not listed yet": wait for the refusal.
+        return body.status === 'not-ready' && /HTTP 403/.test(body.reason ?? '')
+          ? { code: r.status, body }
+          : undefined;
       },
       30_000,
     );
