@@ -48,6 +48,16 @@ export interface LastOperation {
   log?: string;
 }
 
+/** An error in a report: where it is (file and line, or in operator mode object and field). */
+export interface ReportedError {
+  code: string;
+  message: string;
+  file?: string;
+  line?: number;
+  object?: string;
+  field?: string;
+}
+
 export interface ClusterStatusDoc {
   apiVersion: string;
   kind: 'ClusterStatus';
@@ -87,14 +97,7 @@ export interface ClusterStatusDoc {
     /** The last rolling change, node by node: where each node got. */
     rollout?: { action: string; nodes: Array<{ name: string; state: string }> };
     notes?: string[];
-    errors?: Array<{
-      code: string;
-      message: string;
-      file?: string;
-      line?: number;
-      object?: string;
-      field?: string;
-    }>;
+    errors?: ReportedError[];
   };
 }
 
@@ -116,14 +119,7 @@ export interface SiteStatusDoc {
       trailer: string;
       pending: ApprovalBlock['pending'];
     };
-    errors?: Array<{
-      code: string;
-      message: string;
-      file?: string;
-      line?: number;
-      object?: string;
-      field?: string;
-    }>;
+    errors?: ReportedError[];
   };
 }
 
