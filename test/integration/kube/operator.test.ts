@@ -153,6 +153,22 @@ describe('operator mode: the site from the cluster (real kube-apiserver)', funct
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
+  /** bpa serve started with `args`, once it says where it listens; `log()` is its stderr so far. */
+  async function startServe(
+    args: string[],
+  ): Promise<{ child: ChildProcess; url: string; log: () => string }> {
+    const child = spawnBpa(args);
+    children.push(child);
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const url = await waitFor(
+      'the server URL',
+      async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stderr)?.[1],
+      30_000,
+    );
+    return { child, url, log: () => stderr };
+  }
+
   it('a site applied into the cluster (kubectl apply -k) plans to the same hash as bpa plan of its directory', async () => {
     const site = await siteDir(tmp);
     const fromDir = await run(BPA, [
@@ -234,7 +250,7 @@ describe('operator mode: the site from the cluster (real kube-apiserver)', funct
     const state = join(tmp, 's-serve');
     const leases = join(tmp, 'dnsmasq.leases');
     await cp(LEASES, leases);
-    const child = spawnBpa([
+    const { child, url, log } = await startServe([
       'serve',
       '--source',
       'kubernetes',
@@ -255,14 +271,6 @@ describe('operator mode: the site from the cluster (real kube-apiserver)', funct
       '--interval',
       '1h',
     ]);
-    children.push(child);
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const url = await waitFor(
-      'the server URL',
-      async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stderr)?.[1],
-      30_000,
-    );
     await waitFor(
       'the first reconcile',
       async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined),
@@ -344,7 +352,7 @@ describe('operator mode: the site from the cluster (real kube-apiserver)', funct
 
     const exited = new Promise<number | null>((r) => child.once('exit', r));
     child.kill('SIGTERM');
-    assert.equal(await exited, 0, stderr.slice(-2000));
+    assert.equal(await exited, 0, log().slice(-2000));
   });
 
   it('/readyz fails while a watched namespace cannot be listed or watched (no RBAC there)', async () => {
@@ -354,7 +362,7 @@ describe('operator mode: the site from the cluster (real kube-apiserver)', funct
       kind: 'Namespace',
       metadata: { name: other },
     });
-    const child = spawnBpa([
+    const { url } = await startServe([
       'serve',
       '--source',
       'kubernetes',
@@ -371,14 +379,6 @@ describe('operator mode: the site from the cluster (real kube-apiserver)', funct
       '--interval',
       '1h',
     ]);
-    children.push(child);
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const url = await waitFor(
-      'the server URL',
-      async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stderr)?.[1],
-      30_000,
-    );
     const ready = await waitFor(
       'a refused readiness',
       async () => {
