@@ -6,6 +6,7 @@
 #   installer/reference/run.sh cluster {clusterDir} {inventory}
 #   installer/reference/run.sh scale   {clusterDir} {inventory} {nodes}
 #   installer/reference/run.sh remove  {clusterDir} {inventory} {nodes}
+#   installer/reference/run.sh reset   {clusterDir} {inventory}
 #   installer/reference/run.sh addon   {clusterDir} {inventory} {plugins}
 #
 # Environment:
@@ -25,7 +26,7 @@
 set -u
 
 usage() {
-  echo "usage: $0 cluster|scale|remove|addon CLUSTER_DIR INVENTORY [NODES|PLUGINS]" >&2
+  echo "usage: $0 cluster|scale|remove|reset|addon CLUSTER_DIR INVENTORY [NODES|PLUGINS]" >&2
   echo "run.sh: $*" >&2
   exit 64
 }
@@ -48,6 +49,11 @@ case $mode in
 cluster)
   playbook=cluster.yml
   [ $# -eq 3 ] || usage "cluster takes no node or plugin list"
+  ;;
+reset)
+  # Every host of the inventory: no --limit.
+  playbook=reset.yml
+  [ $# -eq 3 ] || usage "reset takes no node or plugin list"
   ;;
 scale | remove)
   playbook=scale.yml

@@ -320,7 +320,8 @@ class ActionRun {
       action.kind === 'provision-cluster' ||
       action.kind === 'upgrade-cluster' ||
       action.kind === 'add-nodes' ||
-      action.kind === 'remove-nodes'
+      action.kind === 'remove-nodes' ||
+      action.kind === 'remove-cluster'
         ? cluster.hostsIni
         : undefined;
     this.digest = sha256Hex(
@@ -415,6 +416,18 @@ class ActionRun {
             nodes: applied.nodes.filter((n) => !a.nodes.includes(n.name)),
           })),
         );
+        return;
+      case 'remove-cluster':
+        // The reset runs against the inventory the cluster was last applied with: it lists
+        // every node. Then bpa forgets the cluster: its applied state and its journal go
+        // (not a journaled step: the journal is what goes), so the same cluster added back
+        // is provisioned anew. Interrupted before that, the next plan asks for the same
+        // work, and the reset, done, is skipped.
+        await this.step('installer', (h) => this.deps.installer.run('reset', req, h));
+        await this.deps.verifyLock();
+        await this.deps.store.forgetCluster(a.cluster);
+        this.outcome.steps.push({ name: 'forget', result: 'done' });
+        this.log.info({ action: a.kind }, 'nodes reset: bpa forgot the cluster');
         return;
       case 'configure-registry':
         await this.configureRegistry(a, nodes);

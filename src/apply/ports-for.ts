@@ -205,6 +205,7 @@ const PATH_OF: Partial<Record<Plan['clusters'][number]['actions'][number]['kind'
     'upgrade-cluster': 'upgrade',
     'add-nodes': 'scale',
     'remove-nodes': 'remove',
+    'remove-cluster': 'reset',
     'install-plugins': 'addon',
   };
 

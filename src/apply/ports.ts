@@ -22,7 +22,7 @@ export interface AccessPort {
   ensure(cluster: string, nodes: readonly PlannedNode[]): Promise<void>;
 }
 
-export type InstallerPath = 'provision' | 'scale' | 'addon' | 'remove' | 'upgrade';
+export type InstallerPath = 'provision' | 'scale' | 'addon' | 'remove' | 'reset' | 'upgrade';
 
 export interface InstallerRequest {
   /** Identifies the work (same action, same inputs → same id), e.g. to name a Job. */
@@ -33,7 +33,7 @@ export interface InstallerRequest {
   /** Absolute path of `<clusterDir>/hosts.ini`. */
   inventory: string;
   plugins: string[];
-  /** For the scale, remove and upgrade paths: only these nodes. */
+  /** For the scale, remove and upgrade paths: only these nodes (reset: every node, for the log). */
   nodes: string[];
   /** The cluster's pod network (Provisioning `PodSubnet`), when it has one. */
   podSubnet?: string;

@@ -19,6 +19,7 @@ export const PLAN_OPTIONS = [
   'scaleCommand',
   'addonCommand',
   'removeCommand',
+  'resetCommand',
   'upgradeCommand',
   'kubesprayDir',
   'installerImage',

@@ -8,6 +8,8 @@ export interface InstallerCommands {
   /** Empty: the flavour has no add-on path (plugins are refused at plan time). */
   addon: string;
   remove: string;
+  /** Resets every node of the inventory: a whole cluster removed (remove-cluster). */
+  reset: string;
   upgrade: string;
 }
 
@@ -121,6 +123,8 @@ const KUBESPRAY = {
   remove:
     'ansible-playbook -i {inventory} {kubesprayDir}/remove-node.yml -e node={nodes} -e skip_confirmation=true',
   upgrade: 'ansible-playbook -i {inventory} {kubesprayDir}/upgrade-cluster.yml --limit {nodes}',
+  // reset.yml asks for a confirmation too; it resets every host of the inventory.
+  reset: 'ansible-playbook -i {inventory} {kubesprayDir}/reset.yml -e reset_confirmation=yes',
 };
 
 /**
@@ -147,6 +151,7 @@ export function installerCommands(cfg: Config): InstallerCommands {
     scale: cfg.scaleCommand || d.scale,
     addon: cfg.addonCommand || d.addon,
     remove: cfg.removeCommand || d.remove,
+    reset: cfg.resetCommand || d.reset,
     upgrade: cfg.upgradeCommand || d.upgrade,
   };
 }

@@ -201,6 +201,14 @@ export const OPTIONS = {
     kind: 'string',
     description: 'remove-nodes command, run for the removed nodes only ({nodes})',
   } as OptionSpec<string>,
+  resetCommand: {
+    flag: '--reset-command <template>',
+    env: 'BPA_RESET_COMMAND',
+    default: '',
+    kind: 'string',
+    description:
+      'remove-cluster command, run when a whole cluster leaves the site with pruning allowed: resets every node of the inventory',
+  } as OptionSpec<string>,
   upgradeCommand: {
     flag: '--upgrade-command <template>',
     env: 'BPA_UPGRADE_COMMAND',
@@ -555,6 +563,7 @@ export const OPTIONS = {
       'upgrade-cluster',
       'add-nodes',
       'remove-nodes',
+      'remove-cluster',
       'install-plugins',
       'install-packages',
       'upgrade-packages',

@@ -471,11 +471,14 @@ function removedCluster(a: AppliedCluster, input: PlanInput): ClusterPlan {
     desired: { plugins: [], software: { master: [], worker: [] } },
   };
   if (input.prune && nodes.length) {
+    // Not remove-nodes of every node: an installer (KUD, Kubespray's remove-node.yml, the
+    // reference installer) refuses to remove the last master. The whole cluster goes at once,
+    // by the installer's reset of every node of its inventory.
     plan.actions.push({
-      kind: 'remove-nodes',
+      kind: 'remove-cluster',
       cluster: a.cluster,
       nodes: nodes.map((n) => n.name),
-      reason: 'the cluster is no longer in the site, and pruning is allowed',
+      reason: `the cluster is no longer in the site, and pruning is allowed: ${pluralize(nodes.length, 'node')} reset, and bpa forgets the cluster`,
       inputs: [],
     });
   } else {

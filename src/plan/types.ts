@@ -9,6 +9,7 @@ export const ACTION_ORDER = [
   'upgrade-cluster',
   'add-nodes',
   'remove-nodes',
+  'remove-cluster',
   'configure-registry',
   'install-plugins',
   'install-packages',

@@ -1,4 +1,4 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StalledError } from '../util/errors.js';
 import type { AppliedCluster, AppliedState } from './applied.js';
@@ -60,6 +60,16 @@ export class StateStore {
         `${file}: not a valid applied-state file (${err instanceof Error ? err.message : String(err)}); move it away to rebuild the state`,
       );
     }
+  }
+
+  /**
+   * bpa no longer knows the cluster: its applied state and its journal go, so the same name
+   * added back is a new cluster. Its logs and last inventory stay, for a person to read.
+   */
+  async forgetCluster(cluster: string): Promise<void> {
+    const dir = this.clusterDir(cluster);
+    await rm(join(dir, 'applied.json'), { force: true });
+    await rm(join(dir, 'journal.json'), { force: true });
   }
 
   async writeCluster(applied: AppliedCluster): Promise<void> {

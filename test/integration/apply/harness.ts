@@ -32,6 +32,8 @@ export function labArgs(lab: Lab, state: string, extra: string[] = []): string[]
     `${REFERENCE} scale {clusterDir} {inventory} {nodes}`,
     '--remove-command',
     `${REFERENCE} remove {clusterDir} {inventory} {nodes}`,
+    '--reset-command',
+    `${REFERENCE} reset {clusterDir} {inventory}`,
     '--addon-command',
     `${REFERENCE} addon {clusterDir} {inventory} {plugins}`,
     '--log-level',

@@ -59,6 +59,30 @@ describe('plan: maintenance windows and suspend', () => {
     assert.match(text, /Held: east \(deferred until 2026-11-28T00:00:00Z\)/);
   });
 
+  it("a whole cluster gone from the site: remove-cluster, held by the Site's windows and suspend", () => {
+    const gone = (day2: Day2Settings, now: number) =>
+      planSite({
+        model: { clusters: [], inventory: [], day2 },
+        hosts,
+        leases,
+        applied: running,
+        prune: true,
+        flavour: 'kud',
+        now,
+      }).clusters[0];
+    const outside = gone(saturday, TUESDAY);
+    assert.deepEqual(
+      outside?.actions.map((a) => a.kind),
+      ['remove-cluster'],
+    );
+    assert.equal(outside?.gate?.state, 'deferred');
+    assert.equal(gone(saturday, SATURDAY)?.gate, undefined);
+    assert.equal(
+      gone({ ...saturday, suspend: true, suspendFrom: 'Site' }, SATURDAY)?.gate?.state,
+      'suspended',
+    );
+  });
+
   it('inside a window, nothing is deferred and the apply gets the windows to check again', () => {
     const c = plan(saturday, { now: SATURDAY }).clusters[0];
     assert.equal(c?.gate, undefined);

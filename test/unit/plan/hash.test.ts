@@ -21,6 +21,7 @@ const SETTINGS: ExecutionSettings = {
       scale: 'ansible-playbook -i {inventory} scale.yml --limit {nodes}',
       addon: 'ansible-playbook -i {inventory} configure-{plugins}.yml',
       remove: 'ansible-playbook -i {inventory} remove-node.yml -e node={nodes}',
+      reset: 'ansible-playbook -i {inventory} reset.yml -e reset_confirmation=yes',
       upgrade: 'ansible-playbook -i {inventory} upgrade-cluster.yml --limit {nodes}',
     },
   },

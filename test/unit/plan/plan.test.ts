@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { formatPlan } from '../../../src/cli/output/plan.js';
 import type { ExecutionSettings } from '../../../src/config/execution.js';
 import { planSite, type Plan, type PlanInput } from '../../../src/plan/index.js';
 import { emptyState } from '../../../src/state/applied.js';
@@ -241,10 +242,32 @@ describe('plan', () => {
     assert.equal(p.clusters[0]?.nodes.find((n) => n.name === 'worker-1')?.host, 'metal3/node-4');
   });
 
-  it('a cluster gone from the site: a note, or remove-nodes with --prune', () => {
+  it('a cluster gone from the site: a note, or with --prune remove-cluster of every node (not remove-nodes of every master)', () => {
     const state = afterApply(plan());
-    assert.match(plan([], state).clusters[0]?.notes[0] ?? '', /no longer in the site/);
-    assert.deepEqual(kinds(plan([], state, { prune: true })), ['remove-nodes:master-1,worker-1']);
+    const kept = plan([], state);
+    assert.match(kept.clusters[0]?.notes[0] ?? '', /no longer in the site; run with --prune/);
+    assert.deepEqual(kinds(kept), [], 'prune off: refused, as before');
+    const pruned = plan([], state, { prune: true });
+    assert.deepEqual(kinds(pruned), ['remove-cluster:master-1,worker-1']);
+    assert.match(
+      pruned.clusters[0]?.actions[0]?.reason ?? '',
+      /no longer in the site, and pruning is allowed: 2 nodes reset, and bpa forgets the cluster/,
+    );
+    assert.notEqual(pruned.hash, kept.hash);
+    // The plan's text names it (-o json prints the clusters as they are).
+    const text = formatPlan(pruned);
+    assert.match(text, /remove-cluster/);
+    assert.match(text, /2 to remove \(1 whole cluster reset\)/);
+  });
+
+  it('a master gone from a cluster that stays: remove-nodes of that master only', () => {
+    const two = cluster('a', [
+      node('master-1', ['master'], { mac: '52:54:00:00:00:01' }),
+      node('master-2', ['master'], { mac: '52:54:00:00:00:02' }),
+    ]);
+    const state = afterApply(plan([two]), [two]);
+    const one = cluster('a', [node('master-1', ['master'], { mac: '52:54:00:00:00:01' })]);
+    assert.deepEqual(kinds(plan([one], state, { prune: true })), ['remove-nodes:master-2']);
   });
 
   it('the hash does not depend on host order', () => {
@@ -367,7 +390,7 @@ describe('plan: plugins without an add-on command', () => {
   const settings = (addon: string): ExecutionSettings => ({
     installer: {
       mode: 'local',
-      commands: { provision: 'p', scale: 's', addon, remove: 'r', upgrade: 'u' },
+      commands: { provision: 'p', scale: 's', addon, remove: 'r', reset: 'x', upgrade: 'u' },
     },
     ssh: { user: 'root', port: 22 },
   });

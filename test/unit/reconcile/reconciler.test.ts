@@ -299,6 +299,7 @@ describe('reconciler over in-memory ports', () => {
         scale: script,
         addon: script,
         remove: script,
+        reset: script,
         upgrade: script,
       },
       timeoutMs: 30_000,

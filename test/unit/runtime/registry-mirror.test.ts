@@ -114,7 +114,7 @@ describe('planRegistry', () => {
   const settings = {
     installer: {
       mode: 'local',
-      commands: { provision: '', scale: '', addon: '', remove: '', upgrade: '' },
+      commands: { provision: '', scale: '', addon: '', remove: '', reset: '', upgrade: '' },
     },
     ssh: { user: 'root', port: 22 },
     registryMirror: MIRROR,
