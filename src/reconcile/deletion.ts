@@ -6,9 +6,10 @@
  *
  * - `spec.deletionPolicy: Orphan` (the default): bpa forgets the cluster's applied state; its
  *   nodes keep running and its kubeconfig Secret stays. The finalizer is removed at once.
- * - `Delete`: the cluster is no longer in the site, so the plan removes its nodes — only when
- *   pruning is allowed, as in git mode; once none is left, bpa deletes the kubeconfig Secret
- *   and the node ConfigMap, forgets the cluster and removes the finalizer. Without pruning the
+ * - `Delete`: the cluster is no longer in the site, so the plan removes it (remove-cluster:
+ *   the installer's reset of every node, then bpa forgets it) — only when pruning is allowed,
+ *   as in git mode; once it is forgotten, bpa deletes the kubeconfig Secret and the node
+ *   ConfigMap and removes the finalizer. A failed reset holds the deletion (Stalled). Without pruning the
  *   deletion waits, saying why; removing the finalizer by hand (docs/gitops.md) orphans it.
  *
  * A failure here is logged and tried again at the next reconcile; it never fails the run.

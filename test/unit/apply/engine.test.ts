@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRun, type RunContext } from '../../../src/reconcile/context.js';
@@ -194,6 +194,50 @@ describe('apply engine over in-memory ports', () => {
     assert.equal(second.result?.ok, true);
     assert.equal(ports.installer.runs[1]?.previous?.status, 'failed');
     assert.equal(nodes.packagesOf(hostIp(0)).get('jq'), '1.7.1-3');
+  });
+
+  it('a whole cluster gone from the site with prune: remove-cluster resets every node, then bpa forgets it; a failed reset keeps it', async () => {
+    assert.equal((await apply()).result?.ok, true);
+    await rm(join(siteDir, 'cluster.yaml'));
+    // A site meant to have no cluster says so with a Site document.
+    await writeFile(
+      join(siteDir, 'site.yaml'),
+      'apiVersion: bpa.akraino.org/v1alpha1\nkind: Site\nmetadata:\n  name: test-site\nspec: {}\n',
+    );
+    const pruned = async (): Promise<RunContext> => {
+      const ctx = createRun({
+        site: { kind: 'path', path: siteDir },
+        configFor: configWith({ stateDir, prune: true }),
+        env: {},
+        log: silentLogger(),
+        ports,
+      });
+      await runSteps(ctx, 'apply');
+      return ctx;
+    };
+    ports.installer.next({ kind: 'fail', output: 'TASK [reset] fatal: unreachable' });
+    const failed = await pruned();
+    assert.deepEqual(failed.problems, []);
+    assert.deepEqual(
+      failed.result?.clusters[0]?.actions.map((a) => [a.kind, a.result, a.error?.code]),
+      [['remove-cluster', 'failed', 'INSTALLER_FAILED']],
+    );
+    assert.ok(await new StateStore(stateDir).readCluster('east'), 'still known: tried again');
+    const done = await pruned();
+    assert.equal(done.result?.ok, true);
+    const reset = ports.installer.runs.filter((r) => r.path === 'reset');
+    assert.equal(reset.length, 2);
+    assert.deepEqual(reset[1]?.req.nodes, ['master-1', 'worker-1']);
+    assert.equal(reset[1]?.req.inventory, join(stateDir, 'clusters', 'east', 'hosts.ini'));
+    assert.equal(
+      ports.installer.runs.some((r) => r.path === 'remove'),
+      false,
+      'no remove-nodes',
+    );
+    assert.equal(await new StateStore(stateDir).readCluster('east'), undefined);
+    await assert.rejects(stat(join(stateDir, 'clusters', 'east', 'journal.json')), /ENOENT/);
+    // Forgotten: nothing more is planned for it.
+    assert.deepEqual((await pruned()).result?.clusters, []);
   });
 
   it('a package failure on one node: the others are done, the action fails naming the node', async () => {
