@@ -25,7 +25,8 @@ import type { RunContext } from './context.js';
 
 export const CLUSTER_FINALIZER = 'bpa.akraino.org/cluster';
 
-type Finalizing = Required<Pick<SiteSource, 'siteObjects' | 'setFinalizers'>>;
+type Finalizing = Required<Pick<SiteSource, 'siteObjects' | 'setFinalizers'>> &
+  Pick<SiteSource, 'setDeletionStalled'>;
 
 /** The cluster an object belongs to: its `cluster` label, else its name (as validate reads it). */
 export function clusterOf(ref: SiteObjectRef): string {
@@ -136,7 +137,19 @@ export async function finishDeletions(
     const log = ctx.log.child({ object: `${ref.kind}/${ref.name}`, cluster });
     await attempt(log, async () => {
       const applied = await store.readCluster(cluster);
-      if (applied?.nodes.length) return;
+      if (applied?.nodes.length) {
+        // The removal failed: the deletion is held, and the object says why (the next
+        // reconcile tries again; removing the finalizer by hand orphans the cluster).
+        const failed = ctx.result?.clusters
+          .find((c) => c.cluster === cluster && c.result === 'failed')
+          ?.actions.find((a) => a.result === 'failed');
+        if (failed?.error && source.setDeletionStalled) {
+          const message = `the deletion is held: ${failed.kind} failed (${failed.error.code}): ${failed.error.message}; bpa tries again at the next reconcile, and removing the finalizer ${CLUSTER_FINALIZER} by hand orphans the cluster`;
+          await source.setDeletionStalled(ref, failed.error.code, message);
+          log.warn({ reason: failed.error.code }, message);
+        }
+        return;
+      }
       const kc = requireKubeConfig(
         { file: cfg.bootstrapKubeconfig, env: ctx.env, what: 'the bootstrap cluster' },
         'give --bootstrap-kubeconfig, or run bpa in the cluster',

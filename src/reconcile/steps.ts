@@ -242,10 +242,17 @@ function withoutBlocked(
 /** Operator mode: the source's objects and their finalizers; undefined for other sources. */
 function finalizing(
   ctx: RunContext,
-): Required<Pick<SiteSource, 'siteObjects' | 'setFinalizers'>> | undefined {
+):
+  | (Required<Pick<SiteSource, 'siteObjects' | 'setFinalizers'>> &
+      Pick<SiteSource, 'setDeletionStalled'>)
+  | undefined {
   const s = ctx.site.kind === 'source' ? ctx.site.source : undefined;
   return s?.siteObjects && s.setFinalizers
-    ? { siteObjects: s.siteObjects.bind(s), setFinalizers: s.setFinalizers.bind(s) }
+    ? {
+        siteObjects: s.siteObjects.bind(s),
+        setFinalizers: s.setFinalizers.bind(s),
+        ...(s.setDeletionStalled ? { setDeletionStalled: s.setDeletionStalled.bind(s) } : {}),
+      }
     : undefined;
 }
 

@@ -279,6 +279,60 @@ export class KubernetesSource implements SiteSource {
   }
 
   /**
+   * Says in an object's status that its deletion is held (kstatus: Ready False, Stalled
+   * True). Only bpa's conditions change; the rest of the status stays.
+   */
+  async setDeletionStalled(ref: SiteObjectRef, reason: string, message: string): Promise<void> {
+    const plural = SITE_KINDS.find((k) => k.kind === ref.kind)?.plural;
+    if (!plural) throw new Error(`no resource known for kind ${ref.kind}`);
+    const api = this.opts.kubeConfig.makeApiClient(CustomObjectsApi);
+    const where = { group: SITE_GROUP, version: SITE_VERSION, namespace: ref.namespace, plural };
+    const now = new Date().toISOString();
+    try {
+      const current = (await api.getNamespacedCustomObject({ ...where, name: ref.name })) as {
+        metadata?: { generation?: number };
+        status?: { conditions?: Array<{ type: string; status: string; reason?: string }> };
+      };
+      const generation = current.metadata?.generation ?? ref.generation ?? 1;
+      const kept = (current.status?.conditions ?? []).filter(
+        (c) => !['Ready', 'Reconciling', 'Stalled'].includes(c.type),
+      );
+      const condition = (type: string, status: string): Record<string, unknown> => {
+        const was = current.status?.conditions?.find((c) => c.type === type);
+        const same = was?.status === status && was.reason === reason;
+        return {
+          type,
+          status,
+          reason,
+          message,
+          observedGeneration: generation,
+          lastTransitionTime: same
+            ? ((was as { lastTransitionTime?: string }).lastTransitionTime ?? now)
+            : now,
+        };
+      };
+      const conditions = [condition('Ready', 'False'), condition('Stalled', 'True'), ...kept];
+      await api.patchNamespacedCustomObjectStatus({
+        ...where,
+        name: ref.name,
+        body: [
+          { op: 'test', path: '/metadata/uid', value: ref.uid },
+          current.status
+            ? { op: 'add', path: '/status/conditions', value: conditions }
+            : { op: 'add', path: '/status', value: { conditions } },
+        ],
+      });
+    } catch (err: unknown) {
+      throw explainApiError(
+        err,
+        'KUBE_API_ERROR',
+        `writing the status of ${ref.kind} ${ref.namespace}/${ref.name}`,
+        `patch on ${plural}/status.${SITE_GROUP} in namespace ${ref.namespace}`,
+      );
+    }
+  }
+
+  /**
    * Sets an object's finalizers (bpa only ever adds or removes its own). The patch holds only
    * if the object is still the one seen, with the finalizers seen: anything else is a 422,
    * and the next reconcile looks again.

@@ -61,6 +61,11 @@ export interface SiteSource {
   isolate?(problems: readonly Problem[]): { clusters: string[]; files: Set<string> } | undefined;
   /** Operator mode: sets an object's finalizers (bpa adds and removes only its own). */
   setFinalizers?(ref: SiteObjectRef, finalizers: string[]): Promise<void>;
+  /**
+   * Operator mode: an object whose deletion is held because removing its cluster failed says
+   * so in its status (Ready False and Stalled True, with the failure's code and message).
+   */
+  setDeletionStalled?(ref: SiteObjectRef, reason: string, message: string): Promise<void>;
   /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
   previousReports(siteDir: string): Promise<Map<string, unknown>>;
   /**

@@ -171,7 +171,7 @@ describe('operator mode: deleting a cluster (real kube-apiserver)', function () 
     assert.equal(secret.status, 200);
   });
 
-  it('deletionPolicy Delete removes the nodes (pruning allowed), deletes the Secret and ConfigMap, then lets the object go', async () => {
+  it('deletionPolicy Delete removes the cluster (pruning allowed: its nodes reset by remove-cluster), deletes the Secret and ConfigMap, then lets the object go', async () => {
     const t = await setUp('del', true, 'Delete');
     assert.equal((await t.reconciler.reconcile('startup')).result, 'applied');
     await storeKubeconfigSecret(kube.env.bpaKubeConfig(), t.ns, t.east, 'kubeconfig');
@@ -182,7 +182,7 @@ describe('operator mode: deleting a cluster (real kube-apiserver)', function () 
     await deleteCluster(t.ns, t.east, t.source);
     const r = await t.reconciler.reconcile('kubernetes');
     assert.notEqual(r.result, 'failed', JSON.stringify(r.error));
-    const removed = t.ports.installer.runs.slice(installs).filter((x) => x.path === 'remove');
+    const removed = t.ports.installer.runs.slice(installs).filter((x) => x.path === 'reset');
     assert.equal(removed.length, 1, JSON.stringify(t.ports.installer.runs.slice(installs)));
     assert.equal((await get(t.ns, 'clusters', t.east)).status, 404);
     for (const p of [`secrets/${t.east}-kubeconfig`, `configmaps/${t.east}-configmap`])
@@ -203,7 +203,7 @@ describe('operator mode: deleting a cluster (real kube-apiserver)', function () 
     assert.equal(await stateOf(t.stateDir, t.east), true);
   });
 
-  it('a removal that fails holds the deletion (reported, never lost); removing the finalizer by hand orphans the cluster: forgotten, its nodes never removed', async () => {
+  it('a removal that fails holds the deletion (Stalled with its reason, never lost); removing the finalizer by hand orphans the cluster: forgotten, its nodes never removed', async () => {
     const t = await setUp('hand', true, 'Delete');
     assert.equal((await t.reconciler.reconcile('startup')).result, 'applied');
     t.ports.installer.next({ kind: 'fail', output: 'the nodes cannot be reached' });
@@ -214,6 +214,17 @@ describe('operator mode: deleting a cluster (real kube-apiserver)', function () 
     assert.equal(failed.error?.code, 'APPLY_FAILED');
     const held = await get(t.ns, 'clusters', t.east);
     assert.deepEqual(held.body.metadata.finalizers, [CLUSTER_FINALIZER]);
+    // Stalled, with the reason: the failed removal (kstatus: the object is Terminating).
+    const conditions = (held.body as { status?: { conditions?: Array<Record<string, string>> } })
+      .status?.conditions;
+    const stalled = conditions?.find((c) => c['type'] === 'Stalled');
+    assert.equal(stalled?.['status'], 'True', JSON.stringify(conditions));
+    assert.equal(stalled?.['reason'], 'INSTALLER_FAILED');
+    assert.match(
+      stalled?.['message'] ?? '',
+      /the deletion is held: remove-cluster failed \(INSTALLER_FAILED\): .*the nodes cannot be reached/,
+    );
+    assert.equal(conditions?.find((c) => c['type'] === 'Ready')?.['status'], 'False');
     // docs/gitops.md: the finalizer removed by hand.
     const p = `${API}/namespaces/${t.ns}/clusters/${t.east}`;
     await kube.env.admin('PUT', p, {
