@@ -378,10 +378,13 @@ exec ansible-playbook -i "$inventory" "$kubespray/upgrade-cluster.yml" --limit "
     }
   });
 
-  it('removes with remove-node.yml and no prompt; a changed host key then stops the installer as it stops bpa', async () => {
+  it('removes with remove-node.yml and no prompt, and a whole cluster with reset.yml; a changed host key then stops the installer as it stops bpa', async () => {
     if (!lab) return;
     const withVersion = { cluster: 'east', kubernetesVersion: 'v1.29.2' };
     await updateLabSite(east, lab.hosts, { ...withVersion, nodes: TWO });
+    assert.equal((await standinMarker(lab, 'h4'))['playbook'], 'cluster.yml', 'west runs');
+    // east's site does not have west (applied from another directory): with --prune, west
+    // goes as a whole, by reset.yml on every node (remove-node.yml would leave no master).
     const r = await bpa(['reconcile', '--once', east, ...kubesprayArgs(lab, state, ['--prune'])]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /✓ remove-nodes worker-2/);
@@ -390,6 +393,14 @@ exec ansible-playbook -i "$inventory" "$kubespray/upgrade-cluster.yml" --limit "
       /remove-node\.yml -e node=worker-2 -e skip_confirmation=true \(in /,
     );
     assert.deepEqual(await standinMarker(lab, 'h3'), {}, "worker-2's marker is removed");
+    assert.match(r.stdout, /✓ remove-cluster master-1, worker-1/);
+    assert.match(
+      await logOf(state, 'west', 'reset-'),
+      /reset\.yml -e reset_confirmation=yes \(in /,
+    );
+    assert.deepEqual(await standinMarker(lab, 'h4'), {}, "west's master is reset");
+    assert.deepEqual(await standinMarker(lab, 'h5'), {}, "west's worker is reset");
+    assert.equal(existsSync(join(state, 'clusters', 'west', 'applied.json')), false, 'forgotten');
     assert.ok(existsSync(join(state, 'clusters', 'east', 'kubeconfig')));
 
     // worker-1 is reinstalled (its connections end, its host key changes): removing it is

@@ -45,6 +45,10 @@ describe('Kubespray commands', () => {
       'ansible-playbook -i /var/lib/bpa/clusters/edge-1/hosts.ini /opt/kubespray/remove-node.yml -e node=worker-3,worker-4 -e skip_confirmation=true',
     );
     assert.equal(
+      argv(d.reset),
+      'ansible-playbook -i /var/lib/bpa/clusters/edge-1/hosts.ini /opt/kubespray/reset.yml -e reset_confirmation=yes',
+    );
+    assert.equal(
       argv(d.upgrade),
       'ansible-playbook -i /var/lib/bpa/clusters/edge-1/hosts.ini /opt/kubespray/upgrade-cluster.yml --limit worker-3,worker-4',
     );

@@ -25,6 +25,7 @@ const CLUSTER = `${RUN_SH} cluster {clusterDir} {inventory}`;
 const SCALE = `${RUN_SH} scale {clusterDir} {inventory} {nodes}`;
 const REMOVE = `${RUN_SH} remove {clusterDir} {inventory} {nodes}`;
 const ADDON = `${RUN_SH} addon {clusterDir} {inventory} {plugins}`;
+const RESET = `${RUN_SH} reset {clusterDir} {inventory}`;
 
 // Gives each lab host its own /etc, where the markers are written.
 const LAB_HOST_SETUP = fileURLToPath(
@@ -292,6 +293,18 @@ describe('reference installer (ansible-playbook against lab hosts)', function ()
       clusters: Array<{ cluster: { server: string } }>;
     };
     assert.equal(kubeconfig.clusters[0]?.cluster.server, `https://${host('h2').ip}:6443`);
+  });
+
+  it('resets a whole cluster: every host of the inventory, masters included; no node list', async () => {
+    const listed = await install(`${RUN_SH} reset {clusterDir} {inventory} {nodes}`, 'edge-2', {
+      nodes: ['h1'],
+    });
+    assert.equal(listed.exitCode, 64);
+    assert.match(listed.log, /reset takes no node or plugin list/);
+    assert.ok(await marker('h1'), 'untouched by the refused run');
+    const result = await install(RESET, 'edge-2');
+    assert.equal(result.exitCode, 0, result.tail);
+    for (const h of ['h1', 'h2', 'h3']) assert.equal(await marker(h), undefined, `${h} reset`);
   });
 
   it('fails clearly on an inventory without masters, or without hosts', async () => {
