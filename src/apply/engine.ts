@@ -127,7 +127,9 @@ export const INTERRUPTED = 'APPLY_INTERRUPTED' as const;
 export async function applyPlan(plan: Plan, deps: ApplyDeps): Promise<ApplyResult> {
   const limit = pLimit(deps.maxParallelClusters ?? 1);
   const clusters = await Promise.all(
-    plan.clusters.map((c) => limit(() => applyCluster(c, plan.hash, deps))),
+    plan.clusters.map((c) =>
+      limit(() => applyCluster(c, plan.hash, deps, plan.settings?.installerVariables)),
+    ),
   );
   const interrupted = clusters.some((c) => c.result === 'interrupted');
   return {
@@ -142,6 +144,7 @@ async function applyCluster(
   c: ClusterPlan,
   planHash: string,
   deps: ApplyDeps,
+  installerVariables: string | undefined,
 ): Promise<ClusterOutcome> {
   const log = deps.log.child({ cluster: c.cluster });
   const outcomes: ActionOutcome[] = c.actions.map((a) => ({
@@ -187,6 +190,7 @@ async function applyCluster(
       outcome,
       planHash,
       generation,
+      installerVariables,
     };
     const run = new ActionRun(options);
     // Nothing new starts once the window has closed; an action already begun (by this run,
@@ -290,6 +294,8 @@ interface ActionRunOptions {
   planHash: string;
   /** When the applied state this action starts from was recorded ('' for none). */
   generation: string;
+  /** The site Secret that holds the installer's variables (Site installer.variables). */
+  installerVariables: string | undefined;
 }
 
 /** The steps of one action, journaled. */
@@ -303,6 +309,7 @@ class ActionRun {
   private readonly log: Logger;
   private readonly outcome: ActionOutcome;
   private readonly planHash: string;
+  private readonly installerVariables: string | undefined;
 
   constructor(options: ActionRunOptions) {
     const { action, cluster, generation } = options;
@@ -314,14 +321,21 @@ class ActionRun {
     this.log = options.log;
     this.outcome = options.outcome;
     this.planHash = options.planHash;
+    this.installerVariables = options.installerVariables;
     // Keyed by the work itself and the applied state it starts from, so an interrupted action
     // is recognised across plans (a lease moved, the plan hash changed), and nothing else is.
     const installerInputs =
       action.kind === 'provision-cluster' ||
       action.kind === 'upgrade-cluster' ||
       action.kind === 'add-nodes' ||
-      action.kind === 'remove-nodes'
+      action.kind === 'remove-nodes' ||
+      action.kind === 'reconfigure-cluster'
         ? cluster.hostsIni
+        : undefined;
+    // Converging with other values (a second change before the first ran) is other work.
+    const variables =
+      action.kind === 'reconfigure-cluster' && this.installerVariables !== undefined
+        ? options.deps.secrets?.[this.installerVariables]
         : undefined;
     this.digest = sha256Hex(
       canonicalJson({
@@ -334,6 +348,7 @@ class ActionRun {
         packages: action.packages?.map(({ from: _from, ...rest }) => rest),
         registry: action.registry,
         hostsIni: installerInputs,
+        variables,
         generation,
       }),
     ).slice(0, 16);
@@ -385,6 +400,14 @@ class ActionRun {
             kubernetesVersion: this.cluster.desired.kubernetesVersion,
           })),
         );
+        return;
+      case 'reconfigure-cluster':
+        // The cluster path again over the running nodes: Kubespray's cluster.yml and KUD's
+        // installer are written to be re-run, and apply the variables to every node at once.
+        await this.step('inventory', () => this.writeInventory());
+        await this.step('ssh-access', () => this.deps.access.ensure(a.cluster, nodes));
+        await this.step('installer', (h) => this.deps.installer.run('provision', req, h));
+        await this.step('record', () => this.record((applied) => applied));
         return;
       case 'add-nodes':
         await this.step('inventory', () => this.writeInventory());
@@ -652,7 +675,22 @@ class ActionRun {
       packages: { master: [], worker: [] },
     };
     const next = change(current);
-    if (this.deps.secrets) next.secrets = { ...next.secrets, ...this.deps.secrets };
+    // The installer's variables count as applied only when a run converged the whole
+    // cluster with them: after any other action they are still due (reconfigure-cluster).
+    const converged =
+      this.action.kind === 'provision-cluster' || this.action.kind === 'reconfigure-cluster';
+    const vars = this.installerVariables;
+    if (this.deps.secrets)
+      next.secrets = {
+        ...next.secrets,
+        ...Object.fromEntries(
+          Object.entries(this.deps.secrets).filter(([name]) => converged || name !== vars),
+        ),
+      };
+    if (converged) {
+      if (vars === undefined) delete next.installerVariables;
+      else next.installerVariables = vars;
+    }
     await this.deps.verifyLock();
     await this.deps.store.writeCluster({
       ...next,

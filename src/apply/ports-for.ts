@@ -203,6 +203,7 @@ const PATH_OF: Partial<Record<Plan['clusters'][number]['actions'][number]['kind'
   {
     'provision-cluster': 'provision',
     'upgrade-cluster': 'upgrade',
+    'reconfigure-cluster': 'provision',
     'add-nodes': 'scale',
     'remove-nodes': 'remove',
     'install-plugins': 'addon',

@@ -555,6 +555,7 @@ export const OPTIONS = {
       'upgrade-cluster',
       'add-nodes',
       'remove-nodes',
+      'reconfigure-cluster',
       'install-plugins',
       'install-packages',
       'upgrade-packages',

@@ -9,6 +9,7 @@ export const ACTION_ORDER = [
   'upgrade-cluster',
   'add-nodes',
   'remove-nodes',
+  'reconfigure-cluster',
   'configure-registry',
   'install-plugins',
   'install-packages',

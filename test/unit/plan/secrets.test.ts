@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { executionSettings, type RegistryMirror } from '../../../src/config/execution.js';
 import { OPTIONS, resolveConfig, type OptionName } from '../../../src/config/options.js';
+import { planReconfigure } from '../../../src/plan/installer-vars.js';
 import { planRegistry } from '../../../src/plan/registry.js';
 import { changedSecrets, secretRecords } from '../../../src/plan/secrets.js';
 import { canonicalJson } from '../../../src/plan/hash.js';
@@ -111,5 +112,58 @@ describe('site Secrets in the plan: ciphertext digests, value HMACs, never value
     assert.deepEqual(changedSecrets(rotated, state, new Map([['reg', 'hmac-1']])), []);
     assert.deepEqual(changedSecrets(rotated, state, new Map([['reg', 'hmac-2']])), ['reg']);
     assert.deepEqual(changedSecrets(rotated, state, undefined), ['reg']);
+  });
+
+  it('changed installer variables plan reconfigure-cluster over the running nodes; a re-encryption does not', () => {
+    const s = executionSettings(cfg, SITE, DIGESTS);
+    const recorded = applied({
+      installerVariables: 'vars',
+      secrets: secretRecords(s, new Map([['vars', 'hmac-1']])),
+    });
+    const gone = { ...node('m2'), change: 'remove' } as PlannedNode;
+    const plan = (
+      settings: typeof s | undefined,
+      values?: Map<string, string>,
+      state: AppliedCluster | undefined = recorded,
+      before: Action[] = [],
+    ): { actions: Action[]; notes: string[] } => {
+      const actions = [...before];
+      const notes: string[] = [];
+      planReconfigure('c', [node('m1'), node('w1'), gone], state, settings, actions, notes, values);
+      return { actions: actions.slice(before.length), notes };
+    };
+    assert.deepEqual(plan(s).actions, [], 'as applied');
+    const rotated = executionSettings(
+      cfg,
+      SITE,
+      DIGESTS.map((d) => (d.name === 'vars' ? { ...d, digest: 'e'.repeat(64) } : d)),
+    );
+    assert.deepEqual(plan(rotated, new Map([['vars', 'hmac-1']])).actions, [], 'same values');
+    const changed = plan(rotated, new Map([['vars', 'hmac-2']])).actions;
+    assert.deepEqual(
+      changed.map((a) => [a.kind, a.nodes, a.inputs]),
+      [['reconfigure-cluster', ['m1', 'w1'], ['Site spec.installer.variables (Secret vars)']]],
+    );
+    assert.match(changed[0]?.reason ?? '', /^installer variables changed \(Secret vars\)/);
+    // Without the values (bpa plan has no keys): the ciphertext decides.
+    assert.equal(plan(rotated).actions[0]?.kind, 'reconfigure-cluster');
+    // A running cluster that never ran with them gets them; a new one gets them when provisioned.
+    assert.match(
+      plan(s, undefined, applied({})).actions[0]?.reason ?? '',
+      /were never applied to the running cluster/,
+    );
+    assert.deepEqual(plan(s, undefined, undefined).actions, []);
+    const provision: Action = {
+      kind: 'provision-cluster',
+      cluster: 'c',
+      nodes: ['m1'],
+      reason: '',
+      inputs: [],
+    };
+    assert.deepEqual(plan(rotated, undefined, recorded, [provision]).actions, []);
+    // Removed from the Site: said, nothing run.
+    const removed = plan(executionSettings(cfg, {}, DIGESTS));
+    assert.deepEqual(removed.actions, []);
+    assert.match(removed.notes[0] ?? '', /installer\.variables was removed from the Site/);
   });
 });
