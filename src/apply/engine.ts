@@ -161,7 +161,10 @@ async function applyCluster(
       actions: outcomes,
     };
   }
-  if (!c.actions.length) return { cluster: c.cluster, result: 'unchanged', actions: [] };
+  if (!c.actions.length) {
+    await recordRotatedSecrets(c.cluster, deps);
+    return { cluster: c.cluster, result: 'unchanged', actions: [] };
+  }
   if (c.gate?.state === 'ignored') log.warn({ reason: c.gate.reason }, c.gate.message);
   const clusterDir = deps.store.clusterDir(c.cluster);
   const journal = await Journal.open(clusterDir, c.cluster, deps.verifyLock);
@@ -700,6 +703,29 @@ class ActionRun {
       appliedAt: (this.deps.now?.() ?? new Date()).toISOString(),
     });
   }
+}
+
+/**
+ * A Secret re-encrypted with the same values (the same HMAC, a new ciphertext) needs no work:
+ * its new ciphertext digest is recorded, so that `bpa plan`, which has no keys and compares
+ * ciphertexts, agrees from now on. A record whose values differ is left for its action.
+ */
+async function recordRotatedSecrets(cluster: string, deps: ApplyDeps): Promise<void> {
+  if (!deps.secrets) return;
+  const applied = await deps.store.readCluster(cluster);
+  if (!applied?.secrets) return;
+  const secrets = { ...applied.secrets };
+  let changed = false;
+  for (const [name, now] of Object.entries(deps.secrets)) {
+    const before = secrets[name];
+    if (!before || before.cipher === now.cipher) continue;
+    if (before.value === undefined || before.value !== now.value) continue;
+    secrets[name] = { ...before, cipher: now.cipher };
+    changed = true;
+  }
+  if (!changed) return;
+  await deps.verifyLock();
+  await deps.store.writeCluster({ ...applied, secrets });
 }
 
 function interruptedError(action: string, step: string, cause?: unknown): TransientError {
