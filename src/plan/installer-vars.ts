@@ -43,5 +43,8 @@ export function planReconfigure(
       ? `installer variables changed (Secret ${name}): the installer converges the cluster with them`
       : `installer variables (Secret ${name}) were never applied to the running cluster: the installer converges it with them`,
     inputs: [`Site spec.installer.variables (Secret ${name})`],
+    // The cluster as it was installed: an installer that takes the plugins ({plugins}, KUD's)
+    // gets the ones the cluster has.
+    plugins: [...applied.plugins],
   });
 }

@@ -117,6 +117,7 @@ describe('site Secrets in the plan: ciphertext digests, value HMACs, never value
   it('changed installer variables plan reconfigure-cluster over the running nodes; a re-encryption does not', () => {
     const s = executionSettings(cfg, SITE, DIGESTS);
     const recorded = applied({
+      plugins: ['emco'],
       installerVariables: 'vars',
       secrets: secretRecords(s, new Map([['vars', 'hmac-1']])),
     });
@@ -141,8 +142,15 @@ describe('site Secrets in the plan: ciphertext digests, value HMACs, never value
     assert.deepEqual(plan(rotated, new Map([['vars', 'hmac-1']])).actions, [], 'same values');
     const changed = plan(rotated, new Map([['vars', 'hmac-2']])).actions;
     assert.deepEqual(
-      changed.map((a) => [a.kind, a.nodes, a.inputs]),
-      [['reconfigure-cluster', ['m1', 'w1'], ['Site spec.installer.variables (Secret vars)']]],
+      changed.map((a) => [a.kind, a.nodes, a.inputs, a.plugins]),
+      [
+        [
+          'reconfigure-cluster',
+          ['m1', 'w1'],
+          ['Site spec.installer.variables (Secret vars)'],
+          ['emco'],
+        ],
+      ],
     );
     assert.match(changed[0]?.reason ?? '', /^installer variables changed \(Secret vars\)/);
     // Without the values (bpa plan has no keys): the ciphertext decides.
