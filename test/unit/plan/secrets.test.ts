@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { executionSettings, type RegistryMirror } from '../../../src/config/execution.js';
 import { OPTIONS, resolveConfig, type OptionName } from '../../../src/config/options.js';
+import { parse } from 'yaml';
 import { planReconfigure } from '../../../src/plan/installer-vars.js';
+import { appliedFromReports } from '../../../src/reconcile/rebuild.js';
+import { buildReports } from '../../../src/report/status.js';
 import { planRegistry } from '../../../src/plan/registry.js';
 import { changedSecrets, secretRecords } from '../../../src/plan/secrets.js';
 import { canonicalJson } from '../../../src/plan/hash.js';
@@ -173,5 +176,45 @@ describe('site Secrets in the plan: ciphertext digests, value HMACs, never value
     const removed = plan(executionSettings(cfg, {}, DIGESTS));
     assert.deepEqual(removed.actions, []);
     assert.match(removed.notes[0] ?? '', /installer\.variables was removed from the Site/);
+  });
+
+  it('the report names the converged variables by ciphertext digest: a plan from it (offline, or a lost state directory) runs nothing', () => {
+    const s = executionSettings(cfg, SITE, DIGESTS);
+    const state = {
+      clusters: new Map([
+        [
+          'c',
+          applied({
+            nodes: [
+              {
+                name: 'm1',
+                roles: ['master'],
+                host: 'm1',
+                mac: '02:00:00:00:00:01',
+                ip: '10.0.0.9',
+              },
+            ],
+            installerVariables: 'vars',
+            secrets: secretRecords(s, new Map([['vars', 'hmac-secret-1']])),
+          }),
+        ],
+      ]),
+    };
+    const files = buildReports({
+      applied: state,
+      previous: new Map(),
+      now: '2026-11-02T00:00:00Z',
+    });
+    const text = files.get('status/c.yaml') ?? '';
+    assert.ok(!text.includes('hmac-secret-1'), 'no value HMAC in git');
+    const rebuilt = appliedFromReports(
+      new Map([['status/c.yaml', parse(text) as unknown]]),
+      undefined,
+    );
+    assert.equal(rebuilt[0]?.installerVariables, 'vars');
+    assert.deepEqual(rebuilt[0]?.secrets, { vars: { cipher: 'c'.repeat(64) } });
+    const actions: Action[] = [];
+    planReconfigure('c', [node('m1')], rebuilt[0], s, actions, [], undefined);
+    assert.deepEqual(actions, []);
   });
 });
