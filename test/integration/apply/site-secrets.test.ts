@@ -107,7 +107,7 @@ describe('site secrets (SOPS) on lab hosts: bootstrap login, registry credential
     const installer = join(tmp, 'installer.sh');
     await writeFile(
       installer,
-      `#!/bin/sh\nstat -c %a "$1" > ${proof}/mode\ncp "$1" ${proof}/vars.json\necho "vault is $(cat "$1")"\n[ "$BPA_EXTRA_VARS" = "$1" ] || exit 9\nshift\nexec ${REFERENCE} cluster "$@"\n`,
+      `#!/bin/sh\nstat -c %a "$1" > ${proof}/mode\ncp "$1" ${proof}/vars.json\necho "vault is $(cat "$1")"\n[ "$BPA_EXTRA_VARS" = "$1" ] || exit 9\n[ -e ${proof}/fail ] && exit 3\nshift\nexec ${REFERENCE} cluster "$@"\n`,
       { mode: 0o755 },
     );
     const keyFile = join(tmp, 'bpa.agekey');
@@ -321,6 +321,17 @@ describe('site secrets (SOPS) on lab hosts: bootstrap login, registry credential
       JSON.parse(varsJson.stdout) as { clusters: Array<{ actions: Array<{ kind: string }> }> }
     ).clusters.flatMap((cl) => cl.actions.map((a) => a.kind));
     assert.deepEqual(kinds, ['reconfigure-cluster']);
+    // A failed installer run leaves it due: planned again, and no extra-vars file behind.
+    await writeFile(join(proof, 'fail'), '');
+    const failed = await reconcile(['--sops-age-key-file', keyFile]);
+    assert.notEqual(failed.code, 0, failed.stdout + failed.stderr);
+    assert.match(failed.stdout + failed.stderr, /INSTALLER_FAILED/);
+    assert.ok(
+      !(await readdir(clusterDir)).includes('bpa-extra-vars.json'),
+      'removed after a failure',
+    );
+    assert.match((await bpa(args(['plan'], []))).stdout, /reconfigure-cluster/, 'planned again');
+    await rm(join(proof, 'fail'));
     const markerBefore = (await lab.exec('h1', ['cat', '/etc/bpa-reference/roles'])).stdout;
     const reconfigured = await reconcile(['--sops-age-key-file', keyFile]);
     assert.equal(reconfigured.code, 0, reconfigured.stdout + reconfigured.stderr);
@@ -337,6 +348,7 @@ describe('site secrets (SOPS) on lab hosts: bootstrap login, registry credential
     for (const text of [
       varsPlan.stdout,
       varsJson.stdout,
+      failed.stdout + failed.stderr,
       reconfigured.stdout + reconfigured.stderr,
     ])
       assert.ok(!text.includes(NEW_VAULT), 'no value in the output');
