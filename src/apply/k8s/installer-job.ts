@@ -350,6 +350,11 @@ export async function runInstallerJob(
       } catch (readErr: unknown) {
         throw varsFail(readErr, 'reading', 'get');
       }
+      if (found.metadata?.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY)
+        throw new StalledError(
+          'INSTALLER_VARS_SECRET_CONFLICT',
+          `Secret ${ns}/${vars} exists but was not created by bpa (label ${MANAGED_BY_LABEL} is not ${MANAGED_BY}); delete or rename it`,
+        );
       if (!found.metadata?.ownerReferences?.some((o) => o.uid === owner.uid)) {
         try {
           await core.deleteNamespacedSecret(

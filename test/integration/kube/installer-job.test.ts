@@ -252,6 +252,28 @@ describe('installer Job on a real kube-apiserver (bpa service account)', functio
     assert.equal((await kube.env.admin('GET', path)).status, 404);
   });
 
+  it("refuses to replace a Secret of the variables Secret's name that bpa did not create", async () => {
+    await createObject(kube.env, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: varsSecretName(spec) },
+      stringData: { mine: 'keep' },
+    } as KubeObjectIn);
+    await assert.rejects(
+      runInstallerJob(kube.env.bpaKubeConfig(), { ...spec, variables: { a: 'b' } }, { pollMs: 50 }),
+      (err: unknown) => {
+        assert.ok(err instanceof StalledError, String(err));
+        assert.equal(err.code, 'INSTALLER_VARS_SECRET_CONFLICT');
+        return true;
+      },
+    );
+    const kept = await kube.env.admin<{ data?: Record<string, string> }>(
+      'GET',
+      `/api/v1/namespaces/${kube.env.namespace}/secrets/${varsSecretName(spec)}`,
+    );
+    assert.equal(Buffer.from(kept.body.data?.['mine'] ?? '', 'base64').toString(), 'keep');
+  });
+
   it('reports a failure with the reason of the Failed condition', async () => {
     const run = runInstallerJob(
       kube.env.bpaKubeConfig(),
