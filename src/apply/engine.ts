@@ -127,7 +127,9 @@ export const INTERRUPTED = 'APPLY_INTERRUPTED' as const;
 export async function applyPlan(plan: Plan, deps: ApplyDeps): Promise<ApplyResult> {
   const limit = pLimit(deps.maxParallelClusters ?? 1);
   const clusters = await Promise.all(
-    plan.clusters.map((c) => limit(() => applyCluster(c, plan.hash, deps))),
+    plan.clusters.map((c) =>
+      limit(() => applyCluster(c, plan.hash, deps, plan.settings?.installerVariables)),
+    ),
   );
   const interrupted = clusters.some((c) => c.result === 'interrupted');
   return {
@@ -142,6 +144,7 @@ async function applyCluster(
   c: ClusterPlan,
   planHash: string,
   deps: ApplyDeps,
+  installerVariables: string | undefined,
 ): Promise<ClusterOutcome> {
   const log = deps.log.child({ cluster: c.cluster });
   const outcomes: ActionOutcome[] = c.actions.map((a) => ({
@@ -158,7 +161,10 @@ async function applyCluster(
       actions: outcomes,
     };
   }
-  if (!c.actions.length) return { cluster: c.cluster, result: 'unchanged', actions: [] };
+  if (!c.actions.length) {
+    await recordRotatedSecrets(c.cluster, deps);
+    return { cluster: c.cluster, result: 'unchanged', actions: [] };
+  }
   if (c.gate?.state === 'ignored') log.warn({ reason: c.gate.reason }, c.gate.message);
   const clusterDir = deps.store.clusterDir(c.cluster);
   const journal = await Journal.open(clusterDir, c.cluster, deps.verifyLock);
@@ -187,6 +193,7 @@ async function applyCluster(
       outcome,
       planHash,
       generation,
+      installerVariables,
     };
     const run = new ActionRun(options);
     // Nothing new starts once the window has closed; an action already begun (by this run,
@@ -290,6 +297,8 @@ interface ActionRunOptions {
   planHash: string;
   /** When the applied state this action starts from was recorded ('' for none). */
   generation: string;
+  /** The site Secret that holds the installer's variables (Site installer.variables). */
+  installerVariables: string | undefined;
 }
 
 /** The steps of one action, journaled. */
@@ -303,6 +312,7 @@ class ActionRun {
   private readonly log: Logger;
   private readonly outcome: ActionOutcome;
   private readonly planHash: string;
+  private readonly installerVariables: string | undefined;
 
   constructor(options: ActionRunOptions) {
     const { action, cluster, generation } = options;
@@ -314,6 +324,7 @@ class ActionRun {
     this.log = options.log;
     this.outcome = options.outcome;
     this.planHash = options.planHash;
+    this.installerVariables = options.installerVariables;
     // Keyed by the work itself and the applied state it starts from, so an interrupted action
     // is recognised across plans (a lease moved, the plan hash changed), and nothing else is.
     const installerInputs =
@@ -321,8 +332,14 @@ class ActionRun {
       action.kind === 'upgrade-cluster' ||
       action.kind === 'add-nodes' ||
       action.kind === 'remove-nodes' ||
-      action.kind === 'remove-cluster'
+      action.kind === 'remove-cluster' ||
+      action.kind === 'reconfigure-cluster'
         ? cluster.hostsIni
+        : undefined;
+    // Converging with other values (a second change before the first ran) is other work.
+    const variables =
+      action.kind === 'reconfigure-cluster' && this.installerVariables !== undefined
+        ? options.deps.secrets?.[this.installerVariables]
         : undefined;
     this.digest = sha256Hex(
       canonicalJson({
@@ -335,6 +352,7 @@ class ActionRun {
         packages: action.packages?.map(({ from: _from, ...rest }) => rest),
         registry: action.registry,
         hostsIni: installerInputs,
+        variables,
         generation,
       }),
     ).slice(0, 16);
@@ -386,6 +404,14 @@ class ActionRun {
             kubernetesVersion: this.cluster.desired.kubernetesVersion,
           })),
         );
+        return;
+      case 'reconfigure-cluster':
+        // The cluster path again over the running nodes: Kubespray's cluster.yml and KUD's
+        // installer are written to be re-run, and apply the variables to every node at once.
+        await this.step('inventory', () => this.writeInventory());
+        await this.step('ssh-access', () => this.deps.access.ensure(a.cluster, nodes));
+        await this.step('installer', (h) => this.deps.installer.run('provision', req, h));
+        await this.step('record', () => this.record((applied) => applied));
         return;
       case 'add-nodes':
         await this.step('inventory', () => this.writeInventory());
@@ -665,7 +691,22 @@ class ActionRun {
       packages: { master: [], worker: [] },
     };
     const next = change(current);
-    if (this.deps.secrets) next.secrets = { ...next.secrets, ...this.deps.secrets };
+    // The installer's variables count as applied only when a run converged the whole
+    // cluster with them: after any other action they are still due (reconfigure-cluster).
+    const converged =
+      this.action.kind === 'provision-cluster' || this.action.kind === 'reconfigure-cluster';
+    const vars = this.installerVariables;
+    if (this.deps.secrets)
+      next.secrets = {
+        ...next.secrets,
+        ...Object.fromEntries(
+          Object.entries(this.deps.secrets).filter(([name]) => converged || name !== vars),
+        ),
+      };
+    if (converged) {
+      if (vars === undefined) delete next.installerVariables;
+      else next.installerVariables = vars;
+    }
     await this.deps.verifyLock();
     await this.deps.store.writeCluster({
       ...next,
@@ -675,6 +716,29 @@ class ActionRun {
       appliedAt: (this.deps.now?.() ?? new Date()).toISOString(),
     });
   }
+}
+
+/**
+ * A Secret re-encrypted with the same values (the same HMAC, a new ciphertext) needs no work:
+ * its new ciphertext digest is recorded, so that `bpa plan`, which has no keys and compares
+ * ciphertexts, agrees from now on. A record whose values differ is left for its action.
+ */
+async function recordRotatedSecrets(cluster: string, deps: ApplyDeps): Promise<void> {
+  if (!deps.secrets) return;
+  const applied = await deps.store.readCluster(cluster);
+  if (!applied?.secrets) return;
+  const secrets = { ...applied.secrets };
+  let changed = false;
+  for (const [name, now] of Object.entries(deps.secrets)) {
+    const before = secrets[name];
+    if (!before || before.cipher === now.cipher) continue;
+    if (before.value === undefined || before.value !== now.value) continue;
+    secrets[name] = { ...before, cipher: now.cipher };
+    changed = true;
+  }
+  if (!changed) return;
+  await deps.verifyLock();
+  await deps.store.writeCluster({ ...applied, secrets });
 }
 
 function interruptedError(action: string, step: string, cause?: unknown): TransientError {

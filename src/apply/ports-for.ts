@@ -57,12 +57,6 @@ export async function realPorts(input: RealPortsInput): Promise<Omit<ApplyPorts,
       'installer mode "job" needs the bootstrap cluster: give --bootstrap-kubeconfig, or run bpa in the cluster',
     );
   }
-  if (cfg.installerMode === 'job' && settings.installerVariables !== undefined) {
-    throw new StalledError(
-      'INSTALLER_MODE_UNSUPPORTED',
-      'installer.variables (a site Secret) is passed to local installer runs only: use installer mode "local", or give the variables to the Job another way',
-    );
-  }
   if (cfg.installerMode === 'job' && !cfg.installerImage) {
     throw new StalledError(
       'INSTALLER_IMAGE_MISSING',
@@ -82,6 +76,17 @@ export async function realPorts(input: RealPortsInput): Promise<Omit<ApplyPorts,
       ? (await import('./installer/job-port.js')).JobInstaller
       : undefined;
   const sudo = cfg.sshUser !== 'root';
+  const variables =
+    settings.installerVariables !== undefined
+      ? {
+          variables: () =>
+            secretOrFail(
+              input.secrets,
+              settings.installerVariables as string,
+              'installer.variables',
+            ),
+        }
+      : {};
   return {
     ...(rollout
       ? {
@@ -122,21 +127,13 @@ export async function realPorts(input: RealPortsInput): Promise<Omit<ApplyPorts,
             timeoutSeconds: cfg.installerTimeout,
             stateClaim: cfg.stateClaim,
             sshKeySecret: cfg.sshKeySecret,
+            ...variables,
             onLine: input.onLine,
             signal: input.signal,
           })
         : new LocalInstaller({
             commands,
-            ...(settings.installerVariables !== undefined
-              ? {
-                  variables: () =>
-                    secretOrFail(
-                      input.secrets,
-                      settings.installerVariables as string,
-                      'installer.variables',
-                    ),
-                }
-              : {}),
+            ...variables,
             timeoutMs: cfg.installerTimeout * 1000,
             privateKey: keys.privateKey,
             user: cfg.sshUser,
@@ -203,6 +200,7 @@ const PATH_OF: Partial<Record<Plan['clusters'][number]['actions'][number]['kind'
   {
     'provision-cluster': 'provision',
     'upgrade-cluster': 'upgrade',
+    'reconfigure-cluster': 'provision',
     'add-nodes': 'scale',
     'remove-nodes': 'remove',
     'remove-cluster': 'reset',

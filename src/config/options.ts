@@ -564,6 +564,7 @@ export const OPTIONS = {
       'add-nodes',
       'remove-nodes',
       'remove-cluster',
+      'reconfigure-cluster',
       'install-plugins',
       'install-packages',
       'upgrade-packages',

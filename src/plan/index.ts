@@ -24,6 +24,7 @@ import {
 } from './types.js';
 import { pluralize, word } from '../util/pluralize.js';
 import { inputsOf, type ClusterDiff } from './diff/context.js';
+import { planReconfigure } from './installer-vars.js';
 import { planRegistry } from './registry.js';
 import { changedSecrets } from './secrets.js';
 import { diffNodes } from './diff/nodes.js';
@@ -371,6 +372,8 @@ function diffCluster(
       notes,
       input.secretValues,
     );
+  if (!blocked)
+    planReconfigure(name, nodes, applied, input.settings, actions, notes, input.secretValues);
   const kubernetesVersion =
     applied && !blocked
       ? planUpgrade(cluster, nodes, applied, actions, notes, problems)

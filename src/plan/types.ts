@@ -10,6 +10,7 @@ export const ACTION_ORDER = [
   'add-nodes',
   'remove-nodes',
   'remove-cluster',
+  'reconfigure-cluster',
   'configure-registry',
   'install-plugins',
   'install-packages',

@@ -42,6 +42,7 @@ export function appliedFromReports(
       ...(typeof r.status.podSubnet === 'string' || r.status.podSubnet === null
         ? { podSubnet: r.status.podSubnet }
         : {}),
+      ...installerVariablesOf(r.status.installerVariables),
       // Reports of an older bpa carry no software: the site's lists stand in for it.
       packages: {
         master: softwareOf(r.status.software?.master) ?? [...(cluster?.masterSoftware ?? [])],
@@ -50,6 +51,16 @@ export function appliedFromReports(
     });
   }
   return out;
+}
+
+/** The installer variables a report says the cluster converged with (a ciphertext digest). */
+function installerVariablesOf(v: unknown): Pick<AppliedCluster, 'installerVariables' | 'secrets'> {
+  const { secret, digest } = (typeof v === 'object' && v !== null ? v : {}) as {
+    secret?: unknown;
+    digest?: unknown;
+  };
+  if (typeof secret !== 'string' || typeof digest !== 'string') return {};
+  return { installerVariables: secret, secrets: { [secret]: { cipher: digest } } };
 }
 
 /**

@@ -229,9 +229,10 @@ function summary(plan: Plan): string {
     actions.filter((a) => a.kind === kind).reduce((n, a) => n + a.nodes.length, 0);
   const provision = actions.filter((a) => a.kind === 'provision-cluster').length;
   const teardowns = actions.filter((a) => a.kind === 'remove-cluster').length;
+  const reconfigure = actions.filter((a) => a.kind === 'reconfigure-cluster').length;
   const pkgs = actions.reduce((n, a) => n + (a.packages?.length ?? 0), 0);
   if (!actions.length) return `no changes (${pluralize(plan.clusters.length, 'cluster')})`;
-  return `${pluralize(plan.clusters.length, 'cluster')}; ${provision} to provision, ${pluralize(nodes('add-nodes'), 'node')} to add, ${nodes('remove-nodes') + nodes('remove-cluster')} to remove${teardowns ? ` (${pluralize(teardowns, 'whole cluster')} reset)` : ''}, ${pluralize(pkgs, 'package change')}`;
+  return `${pluralize(plan.clusters.length, 'cluster')}; ${provision} to provision, ${reconfigure ? `${reconfigure} to reconfigure, ` : ''}${pluralize(nodes('add-nodes'), 'node')} to add, ${nodes('remove-nodes') + nodes('remove-cluster')} to remove${teardowns ? ` (${pluralize(teardowns, 'whole cluster')} reset)` : ''}, ${pluralize(pkgs, 'package change')}`;
 }
 
 /** Text safe in a table cell: one line, no pipe, no tag, no HTML entity, printable. */

@@ -3,7 +3,7 @@ import type { ApplyResult, ClusterOutcome } from '../apply/engine.js';
 import type { FactsMap } from '../observe/facts.js';
 import { factsKey } from '../observe/facts.js';
 import type { Plan } from '../plan/index.js';
-import type { AppliedState } from '../state/applied.js';
+import type { AppliedCluster, AppliedState } from '../state/applied.js';
 import type { Problem } from '../util/problem.js';
 import { redact } from '../util/redact.js';
 import type { SiteModel } from '../validate/model.js';
@@ -88,6 +88,12 @@ export interface ClusterStatusDoc {
     kubernetesVersion?: string;
     /** The pod network the cluster was provisioned with; null: the installer's default. */
     podSubnet?: string | null;
+    /**
+     * The site Secret of installer variables the cluster last converged with, by the SHA-256
+     * of its ciphertext (never a value): a plan made offline, or from a lost state directory,
+     * then knows the variables were applied (plan/installer-vars.ts).
+     */
+    installerVariables?: { secret: string; digest: string };
     lastOperation?: LastOperation[];
     /**
      * Why changes are held or were let through: a suspension (by a commit or serve's API),
@@ -173,6 +179,16 @@ export interface ReportInput {
  * What a failed action's report says of it, from its code and the step, exit and log: no
  * text of the installer or of an error message, so no installer output reaches git.
  */
+function installerVariablesOf(
+  applied: AppliedCluster | undefined,
+): Pick<ClusterStatusDoc['status'], 'installerVariables'> {
+  const secret = applied?.installerVariables;
+  const cipher = secret === undefined ? undefined : applied?.secrets?.[secret]?.cipher;
+  return secret !== undefined && cipher !== undefined
+    ? { installerVariables: { secret, digest: cipher } }
+    : {};
+}
+
 export function describeFailure(
   action: string,
   error: { code?: string; step?: string; exitCode?: number; signal?: string; log?: string },
@@ -342,6 +358,7 @@ function clusterStatus(name: string, input: ReportInput): ClusterStatusDoc {
         : {}),
       ...(applied?.kubernetesVersion ? { kubernetesVersion: applied.kubernetesVersion } : {}),
       ...(applied?.podSubnet !== undefined ? { podSubnet: applied.podSubnet } : {}),
+      ...installerVariablesOf(applied),
       ...lastOperation(outcome, prev),
       ...rolloutOf(outcome, prev),
       ...(planned?.gate || outcome?.result === 'waiting' || outcome?.result === 'suspended'

@@ -30,6 +30,11 @@ export interface AppliedCluster {
   packages: { master: PackageSpec[]; worker: PackageSpec[] };
   /** Digest of the registry mirror configuration bpa last wrote to the nodes (runtime/). */
   registryMirror?: string;
+  /**
+   * The site Secret whose values the installer last converged the whole cluster with
+   * (provision-cluster, reconfigure-cluster); its record in `secrets` is from that run.
+   */
+  installerVariables?: string;
   /** The site Secrets bpa last acted with on this cluster (plan/secrets.ts); never a value. */
   secrets?: Record<string, SecretRecord>;
 }

@@ -669,6 +669,20 @@ export const RUNTIME_CODES = {
     summary: 'the installer Job could not be created, read or deleted',
     fix: "read the message; check bpa's RBAC in the bootstrap namespace",
   },
+  INSTALLER_VARS_SECRET: {
+    retry: 'transient',
+    area: inst,
+    summary:
+      "the Secret that carries an installer Job's variables (Site installer.variables) could not be created, read or deleted",
+    fix: 'read the message; bpa needs create, get and delete on secrets in the bootstrap namespace (deploy/rbac.yaml)',
+  },
+  INSTALLER_VARS_SECRET_CONFLICT: {
+    retry: 'stalled',
+    area: inst,
+    summary:
+      "a Secret with the name of an installer Job's variables Secret (<job>-vars) exists and was not created by bpa",
+    fix: 'delete or rename that Secret',
+  },
   INSTALLER_JOB_CONFLICT: {
     retry: 'stalled',
     area: inst,

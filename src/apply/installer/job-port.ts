@@ -4,7 +4,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { writeFileAtomic } from '../../util/write-file-atomic.js';
 import { InstallerError, StalledError } from '../../util/errors.js';
 import { logId } from '../../state/logs.js';
-import { JOB_SSH_KEY, runInstallerJob } from '../k8s/installer-job.js';
+import { JOB_EXTRA_VARS, JOB_SSH_KEY, runInstallerJob } from '../k8s/installer-job.js';
 import type { InstallerPath, InstallerPort, InstallerRequest, StepHandle } from '../ports.js';
 import { ansibleDirs, ansibleEnv } from './ansible-env.js';
 import { expandCommand, usesKubespray } from './command.js';
@@ -24,6 +24,11 @@ export interface JobInstallerOptions {
   stateClaim: string;
   sshKeySecret: string;
   serviceAccountName?: string;
+  /**
+   * Installer variables (a decrypted site Secret): each run gets them in a Secret of its own,
+   * mounted as the extra-vars file (`{extraVars}`, BPA_EXTRA_VARS), deleted when it ends.
+   */
+  variables?: () => Readonly<Record<string, string>> | undefined;
   onLine?: (line: string) => void;
   signal?: AbortSignal;
 }
@@ -48,9 +53,11 @@ export class JobInstaller implements InstallerPort {
         `cluster ${req.cluster}: the installer has no ${path} command; configure one`,
       );
     }
+    const variables = this.opts.variables?.();
     for (const [i, r] of runs.entries()) {
       const mountPath = `${MOUNT_ROOT}/${r.cluster}`;
       const command = expandCommand(template, {
+        ...(variables ? { extraVars: JOB_EXTRA_VARS } : {}),
         cluster: r.cluster,
         clusterDir: mountPath,
         inventory: `${mountPath}/hosts.ini`,
@@ -63,12 +70,16 @@ export class JobInstaller implements InstallerPort {
       // The same environment as a local run, with the paths the Job sees: the cluster
       // directory (known_hosts and Ansible's own files) from the state volume, the key from
       // its Secret.
-      const env = ansibleEnv({
-        clusterDir: mountPath,
-        privateKey: JOB_SSH_KEY,
-        user: this.opts.user,
-        ansibleConfig: kubespray ? posix.join(kubespray, 'ansible.cfg') : undefined,
-      });
+      const env = {
+        ...ansibleEnv({
+          clusterDir: mountPath,
+          privateKey: JOB_SSH_KEY,
+          user: this.opts.user,
+          ansibleConfig: kubespray ? posix.join(kubespray, 'ansible.cfg') : undefined,
+        }),
+        // The file's path, as a local run has it; the values are only in the mounted Secret.
+        ...(variables ? { BPA_EXTRA_VARS: JOB_EXTRA_VARS } : {}),
+      };
       // The Job sees the same directory through the state volume.
       await Promise.all(
         ansibleDirs(r.clusterDir).map((d) => mkdir(d, { recursive: true, mode: 0o700 })),
@@ -95,6 +106,7 @@ export class JobInstaller implements InstallerPort {
           sshKeySecret: this.opts.sshKeySecret,
           timeoutSeconds: this.opts.timeoutSeconds,
           serviceAccountName: this.opts.serviceAccountName,
+          ...(variables ? { variables } : {}),
         },
         {
           onLog: (line) => this.opts.onLine?.(`[${r.cluster}] ${line}`),

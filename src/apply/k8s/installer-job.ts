@@ -3,6 +3,7 @@ import {
   CoreV1Api,
   type KubeConfig,
   type V1Job,
+  type V1Secret,
   type V1Volume,
   type V1VolumeMount,
 } from '@kubernetes/client-node';
@@ -18,6 +19,7 @@ import {
 import { collectJobLogs } from './job-logs.js';
 import { type JobLike, type JobState, jobState, readJob, waitForJob } from './job-watch.js';
 import { StalledError, TransientError, WaitingError } from '../../util/errors.js';
+import { masker } from '../../util/redact.js';
 
 export const PLAN_HASH_LABEL = 'bpa.akraino.org/plan-hash';
 export const STEP_LABEL = 'bpa.akraino.org/step';
@@ -26,6 +28,10 @@ const CONTAINER = 'installer';
 const SSH_DIR = '/root/.ssh';
 /** bpa's private key in the Job: the `ssh-privatekey` key of the kubernetes.io/ssh-auth Secret. */
 export const JOB_SSH_KEY = `${SSH_DIR}/ssh-privatekey`;
+const VARS_DIR = '/run/bpa-installer-vars';
+const VARS_KEY = 'extra-vars.json';
+/** The installer variables' file in the Job: a key of the run's own Secret, mode 0400. */
+export const JOB_EXTRA_VARS = `${VARS_DIR}/${VARS_KEY}`;
 
 export interface InstallerJobSpec {
   namespace: string;
@@ -47,6 +53,11 @@ export interface InstallerJobSpec {
   sshKeySecret: string;
   timeoutSeconds: number;
   serviceAccountName?: string;
+  /**
+   * Installer variables (a decrypted site Secret): put in a Secret of the run's own, owned by
+   * the Job and deleted when the run ends, mounted at JOB_EXTRA_VARS. Never in the Job's spec.
+   */
+  variables?: Readonly<Record<string, string>>;
 }
 
 export interface JobOutcome {
@@ -138,12 +149,30 @@ export function buildJob(spec: InstallerJobSpec): V1Job {
             }
           : {}),
         workingDir: spec.mountPath,
-        volumeMounts: [clusterMount, { name: 'ssh-key', mountPath: SSH_DIR, readOnly: true }],
+        volumeMounts: [
+          clusterMount,
+          { name: 'ssh-key', mountPath: SSH_DIR, readOnly: true },
+          ...(spec.variables
+            ? [{ name: 'installer-vars', mountPath: VARS_DIR, readOnly: true }]
+            : []),
+        ],
       },
     ],
     volumes: [
       clusterVolume,
       { name: 'ssh-key', secret: { secretName: spec.sshKeySecret, defaultMode: 0o400 } },
+      ...(spec.variables
+        ? [
+            {
+              name: 'installer-vars',
+              secret: {
+                secretName: varsSecretName(spec),
+                defaultMode: 0o400,
+                items: [{ key: VARS_KEY, path: VARS_KEY }],
+              },
+            },
+          ]
+        : []),
     ],
   };
   if (spec.serviceAccountName !== undefined) podSpec.serviceAccountName = spec.serviceAccountName;
@@ -162,6 +191,36 @@ export function buildJob(spec: InstallerJobSpec): V1Job {
       activeDeadlineSeconds: Math.max(1, Math.ceil(spec.timeoutSeconds)),
       ttlSecondsAfterFinished: 86400,
       template: { metadata: { labels }, spec: podSpec },
+    },
+  };
+}
+
+/** The Secret that carries one run's installer variables: the Job's name and `-vars`. */
+export function varsSecretName(
+  spec: Pick<InstallerJobSpec, 'cluster' | 'step' | 'planHash'>,
+): string {
+  return `${jobName(spec)}-vars`;
+}
+
+/** The run's variables Secret, owned by its Job (the garbage collector removes it with the Job). */
+export function buildVarsSecret(
+  spec: InstallerJobSpec,
+  job: { name: string; uid: string },
+): V1Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'Opaque',
+    metadata: {
+      name: varsSecretName(spec),
+      namespace: spec.namespace,
+      labels: jobLabels(spec),
+      ownerReferences: [
+        { apiVersion: 'batch/v1', kind: 'Job', name: job.name, uid: job.uid, controller: true },
+      ],
+    },
+    data: {
+      [VARS_KEY]: Buffer.from(JSON.stringify(spec.variables ?? {})).toString('base64'),
     },
   };
 }
@@ -260,6 +319,59 @@ export async function runInstallerJob(
     }
   }
 
+  const core = kc.makeApiClient(CoreV1Api);
+  const vars = spec.variables ? varsSecretName(spec) : undefined;
+  const varsFail = (err: unknown, action: string, verb: string): Error =>
+    signal?.aborted
+      ? detached()
+      : explainApiError(
+          err,
+          'INSTALLER_VARS_SECRET',
+          `${action} Secret ${ns}/${vars ?? ''} (the installer variables of ${where})`,
+          `${verb} on secrets in namespace ${ns}`,
+        );
+  // A Job that has not finished needs its variables; the pod waits for the Secret to mount.
+  if (vars && !jobState(job)) {
+    const owner = { name: job.metadata?.name ?? name, uid: job.metadata?.uid ?? '' };
+    try {
+      await core.createNamespacedSecret(
+        { namespace: ns, body: buildVarsSecret(spec, owner) },
+        signal ? abortable(signal) : undefined,
+      );
+    } catch (err: unknown) {
+      if (httpStatus(err) !== 409) throw varsFail(err, 'creating', 'create');
+      // Left by the same Job before a restart (kept), or by a Job deleted for a re-run.
+      let found: V1Secret | undefined;
+      try {
+        found = await core.readNamespacedSecret(
+          { name: vars, namespace: ns },
+          signal ? abortable(signal) : undefined,
+        );
+      } catch (readErr: unknown) {
+        throw varsFail(readErr, 'reading', 'get');
+      }
+      if (found.metadata?.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY)
+        throw new StalledError(
+          'INSTALLER_VARS_SECRET_CONFLICT',
+          `Secret ${ns}/${vars} exists but was not created by bpa (label ${MANAGED_BY_LABEL} is not ${MANAGED_BY}); delete or rename it`,
+        );
+      if (!found.metadata?.ownerReferences?.some((o) => o.uid === owner.uid)) {
+        try {
+          await core.deleteNamespacedSecret(
+            { name: vars, namespace: ns, body: { preconditions: { uid: found.metadata?.uid } } },
+            signal ? abortable(signal) : undefined,
+          );
+          await core.createNamespacedSecret(
+            { namespace: ns, body: buildVarsSecret(spec, owner) },
+            signal ? abortable(signal) : undefined,
+          );
+        } catch (againErr: unknown) {
+          throw varsFail(againErr, 'replacing', 'delete and create');
+        }
+      }
+    }
+  }
+
   const waited = await waitForJob(kc, batch, ns, job, {
     signal,
     pollMs,
@@ -276,12 +388,25 @@ export async function runInstallerJob(
           message: `${where} was deleted before it finished`,
         };
 
-  const logs = await collectJobLogs(kc.makeApiClient(CoreV1Api), ns, name, job.metadata?.uid, {
+  // The run is over: its variables go at once, not when the Job's TTL ends.
+  if (vars) {
+    try {
+      await core.deleteNamespacedSecret(
+        { name: vars, namespace: ns },
+        signal ? abortable(signal) : undefined,
+      );
+    } catch (err: unknown) {
+      if (httpStatus(err) !== 404) throw varsFail(err, 'deleting', 'delete');
+    }
+  }
+  const collected = await collectJobLogs(core, ns, name, job.metadata?.uid, {
     tailLines: opts.tailLines ?? 500,
     maxBytes: opts.maxLogBytes ?? 64 * 1024,
     container: CONTAINER,
     signal,
   });
+  // An installer that prints a variable never puts it in bpa's log file or on the page.
+  const logs = spec.variables ? masker(Object.values(spec.variables))(collected) : collected;
   if (opts.onLog) for (const line of splitLines(logs)) opts.onLog(line);
 
   const outcome: JobOutcome = { succeeded: state.succeeded, logs, adopted };

@@ -104,6 +104,9 @@ function summary(plan: Plan): string {
   const upgrades = plan.clusters.filter((c) =>
     c.actions.some((a) => a.kind === 'upgrade-cluster'),
   ).length;
+  const reconfigures = plan.clusters.filter((c) =>
+    c.actions.some((a) => a.kind === 'reconfigure-cluster'),
+  ).length;
   const adds = count('add-nodes');
   const removes = count('remove-nodes') + count('remove-cluster');
   const teardowns = plan.clusters.filter((c) =>
@@ -126,5 +129,5 @@ function summary(plan: Plan): string {
   const gated = held.length
     ? ` Held: ${held.map((c) => `${c.cluster} (${c.gate?.state === 'suspended' ? 'suspended' : `deferred${c.gate?.opensAt ? ` until ${c.gate.opensAt}` : ''}`})`).join(', ')}.`
     : '';
-  return `${head}: ${pluralize(plan.clusters.length, 'cluster')}; ${provision} to provision, ${upgrades ? `${upgrades} to upgrade, ` : ''}${pluralize(adds, 'node')} to add, ${removes} to remove${teardowns ? ` (${pluralize(teardowns, 'whole cluster')} reset)` : ''}, ${pluralize(pkgs, 'package change')}.${gated}`;
+  return `${head}: ${pluralize(plan.clusters.length, 'cluster')}; ${provision} to provision, ${upgrades ? `${upgrades} to upgrade, ` : ''}${reconfigures ? `${reconfigures} to reconfigure, ` : ''}${pluralize(adds, 'node')} to add, ${removes} to remove${teardowns ? ` (${pluralize(teardowns, 'whole cluster')} reset)` : ''}, ${pluralize(pkgs, 'package change')}.${gated}`;
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { useRealKube } from '../../k8s/envtest.js';
 import { createObject, type KubeObjectIn } from '../../k8s/kube-objects.js';
 import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
+import { ageKeygen, ageMissing, secretDoc, sopsEncrypt } from '../../fakes/sops.js';
 import { bpa, labArgs, labReady, waitFor } from './harness.js';
 import { writeLabSite } from './lab-site.js';
 
@@ -21,8 +22,13 @@ interface JobObject {
           args?: string[];
           env?: Array<{ name: string; value: string }>;
           workingDir?: string;
+          volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
         }>;
-        volumes?: Array<{ persistentVolumeClaim?: { claimName: string } }>;
+        volumes?: Array<{
+          name: string;
+          persistentVolumeClaim?: { claimName: string };
+          secret?: { secretName: string; defaultMode?: number };
+        }>;
       };
     };
   };
@@ -247,5 +253,105 @@ describe('apply: installer as a Kubernetes Job', function () {
     const r = await run;
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.ok(await get('secrets', 'ks-kubeconfig'));
+  });
+
+  it('gives the Job the installer variables in a Secret of its own, never in its spec, deleted after the run', async function () {
+    if (!lab) return;
+    if (ageMissing()) this.skip();
+    const VAULT = 'job-vault-pass-9931';
+    const key = ageKeygen();
+    const site = await writeLabSite(
+      lab.hosts,
+      {
+        cluster: 'vars',
+        nodes: [{ name: 'master-1', roles: ['master'], host: 0 }],
+        extraSite: [
+          'apiVersion: bpa.akraino.org/v1alpha1',
+          'kind: Site',
+          'metadata:',
+          '  name: vars',
+          'spec:',
+          '  installer:',
+          '    variables: {secret: installer-vars}',
+          '',
+        ].join('\n'),
+      },
+      join(tmp, 'vars-site'),
+    );
+    await writeFile(
+      join(site, 'installer-vars.yaml'),
+      sopsEncrypt(secretDoc('installer-vars', { vault_password: VAULT }), [key.recipient], {
+        encryptedRegex: '^(data|stringData)$',
+      }).text,
+    );
+    const keyFile = join(tmp, 'vars.agekey');
+    await writeFile(keyFile, `${key.identity}\n`, { mode: 0o600 });
+    const state = join(tmp, 'vars-state');
+    const run = bpa([
+      'reconcile',
+      '--once',
+      site,
+      ...labArgs(lab, state),
+      '--sops-age-key-file',
+      keyFile,
+      '--installer-mode',
+      'job',
+      '--installer-image',
+      'registry.invalid/kud:1',
+      '--installer-command',
+      'installer --cluster {cluster} -e @{extraVars}',
+      '--bootstrap-kubeconfig',
+      kube.env.bpaKubeconfigPath,
+      '--bootstrap-namespace',
+      kube.env.namespace,
+    ]);
+    const job = await waitFor(
+      'the Job',
+      async () =>
+        (await jobs()).find((j) => j.metadata.labels?.['bpa.akraino.org/cluster'] === 'vars'),
+      60_000,
+      50,
+    );
+    const pod = job.spec.template.spec;
+    const volume = pod.volumes?.find((v) => v.name === 'installer-vars');
+    assert.equal(volume?.secret?.defaultMode, 0o400);
+    const secretName = volume?.secret?.secretName ?? '';
+    assert.equal(secretName, `${job.metadata.name}-vars`);
+    const file = '/run/bpa-installer-vars/extra-vars.json';
+    assert.deepEqual(pod.containers[0]?.command, [
+      'installer',
+      '--cluster',
+      'vars',
+      '-e',
+      `@${file}`,
+    ]);
+    const env = Object.fromEntries((pod.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+    assert.equal(env['BPA_EXTRA_VARS'], file);
+    const text = JSON.stringify(job);
+    assert.ok(!text.includes(VAULT) && !text.includes(Buffer.from(VAULT).toString('base64')));
+    // The Secret holds the value; it is bpa's, and the Job's.
+    const r = await kube.env.admin<{
+      metadata: { labels?: Record<string, string>; ownerReferences?: Array<{ uid: string }> };
+      data?: Record<string, string>;
+    }>('GET', `/api/v1/namespaces/${kube.env.namespace}/secrets/${secretName}`);
+    assert.equal(r.status, 200);
+    assert.deepEqual(
+      JSON.parse(Buffer.from(r.body.data?.['extra-vars.json'] ?? '', 'base64').toString()),
+      { vault_password: VAULT },
+    );
+    assert.equal(r.body.metadata.labels?.['app.kubernetes.io/managed-by'], 'bpa');
+    assert.equal(r.body.metadata.ownerReferences?.[0]?.uid, job.metadata.uid);
+
+    const local = join(state, 'clusters', 'vars');
+    await mkdir(join(local, 'artifacts'), { recursive: true });
+    await writeFile(
+      join(local, 'artifacts', 'admin.conf'),
+      'apiVersion: v1\nkind: Config\nclusters: []\n',
+    );
+    await setStatus(job, { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] });
+    const out = await run;
+    assert.equal(out.code, 0, out.stdout + out.stderr);
+    assert.ok(!(out.stdout + out.stderr).includes(VAULT), 'no value in the output');
+    assert.equal(await get('secrets', secretName), undefined, 'deleted after the run');
   });
 });

@@ -107,7 +107,7 @@ describe('site secrets (SOPS) on lab hosts: bootstrap login, registry credential
     const installer = join(tmp, 'installer.sh');
     await writeFile(
       installer,
-      `#!/bin/sh\nstat -c %a "$1" > ${proof}/mode\ncp "$1" ${proof}/vars.json\necho "vault is $(cat "$1")"\n[ "$BPA_EXTRA_VARS" = "$1" ] || exit 9\nshift\nexec ${REFERENCE} cluster "$@"\n`,
+      `#!/bin/sh\nstat -c %a "$1" > ${proof}/mode\ncp "$1" ${proof}/vars.json\necho "vault is $(cat "$1")"\n[ "$BPA_EXTRA_VARS" = "$1" ] || exit 9\n[ -e ${proof}/fail ] && exit 3\nshift\nexec ${REFERENCE} cluster "$@"\n`,
       { mode: 0o755 },
     );
     const keyFile = join(tmp, 'bpa.agekey');
@@ -297,6 +297,66 @@ describe('site secrets (SOPS) on lab hosts: bootstrap login, registry credential
       new RegExp(`Basic ${Buffer.from(`puller:${NEW_PASS}`).toString('base64')}`),
     );
     assert.ok((await stat(join(state, 'secrets.key'))).mode % 0o1000 === 0o600);
+
+    // A changed installer variable: reconfigure-cluster runs the cluster path again, the
+    // installer sees the new value in a 0600 file that is gone afterwards; then nothing is due.
+    const NEW_VAULT = 'vault-pass-2-ghi';
+    await writeFile(
+      join(site, 'secrets', 'installer-vars.sops.json'),
+      sopsEncrypt(secretDoc('installer-vars', { vault_password: NEW_VAULT }), [bpaKey.recipient], {
+        ...regex,
+        json: true,
+      }).text,
+    );
+    await rm(join(proof, 'vars.json'));
+    const varsPlan = await bpa(args(['plan'], []));
+    assert.equal(varsPlan.code, 2, varsPlan.stdout + varsPlan.stderr);
+    assert.match(varsPlan.stdout, /^~ secret installer-vars \(changed\)$/m);
+    assert.match(
+      varsPlan.stdout,
+      /1\. reconfigure-cluster installer variables changed \(Secret installer-vars\)/,
+    );
+    const varsJson = await bpa(args(['plan', '-o', 'json'], []));
+    const kinds = (
+      JSON.parse(varsJson.stdout) as { clusters: Array<{ actions: Array<{ kind: string }> }> }
+    ).clusters.flatMap((cl) => cl.actions.map((a) => a.kind));
+    assert.deepEqual(kinds, ['reconfigure-cluster']);
+    // A failed installer run leaves it due: planned again, and no extra-vars file behind.
+    await writeFile(join(proof, 'fail'), '');
+    const failed = await reconcile(['--sops-age-key-file', keyFile]);
+    assert.notEqual(failed.code, 0, failed.stdout + failed.stderr);
+    assert.match(failed.stdout + failed.stderr, /INSTALLER_FAILED/);
+    assert.ok(
+      !(await readdir(clusterDir)).includes('bpa-extra-vars.json'),
+      'removed after a failure',
+    );
+    assert.match((await bpa(args(['plan'], []))).stdout, /reconfigure-cluster/, 'planned again');
+    await rm(join(proof, 'fail'));
+    const markerBefore = (await lab.exec('h1', ['cat', '/etc/bpa-reference/roles'])).stdout;
+    const reconfigured = await reconcile(['--sops-age-key-file', keyFile]);
+    assert.equal(reconfigured.code, 0, reconfigured.stdout + reconfigured.stderr);
+    assert.match(reconfigured.stdout, /reconfigure-cluster/);
+    assert.deepEqual(JSON.parse(await readFile(join(proof, 'vars.json'), 'utf8')), {
+      vault_password: NEW_VAULT,
+    });
+    assert.equal((await readFile(join(proof, 'mode'), 'utf8')).trim(), '600');
+    assert.ok(!(await readdir(clusterDir)).includes('bpa-extra-vars.json'), 'removed again');
+    // The reference installer's marker carries the time of its run: written anew.
+    const markerAfter = (await lab.exec('h1', ['cat', '/etc/bpa-reference/roles'])).stdout;
+    assert.match(markerAfter, /sec/);
+    assert.notEqual(markerAfter, markerBefore, 'the cluster path ran over the node again');
+    for (const text of [
+      varsPlan.stdout,
+      varsJson.stdout,
+      failed.stdout + failed.stderr,
+      reconfigured.stdout + reconfigured.stderr,
+    ])
+      assert.ok(!text.includes(NEW_VAULT), 'no value in the output');
+    for (const f of await walk(state))
+      assert.ok(!(await readFile(f, 'latin1')).includes(NEW_VAULT), `${f} holds no value`);
+    const settled = await reconcile(['--sops-age-key-file', keyFile]);
+    assert.equal(settled.code, 0, settled.stdout + settled.stderr);
+    assert.doesNotMatch(settled.stdout, /reconfigure-cluster/, 'applied: nothing left');
   });
 });
 

@@ -12,8 +12,10 @@
 import assert from 'node:assert/strict';
 import {
   buildJob,
+  buildVarsSecret,
   jobName,
   runInstallerJob,
+  varsSecretName,
   type InstallerJobSpec,
 } from '../../../src/apply/k8s/installer-job.js';
 import { StalledError, WaitingError } from '../../../src/util/errors.js';
@@ -166,6 +168,110 @@ describe('installer Job on a real kube-apiserver (bpa service account)', functio
     assert.ok(outcome.logs.includes(noLogs(`${name}-x7k2p`)), outcome.logs);
     assert.ok(lines.includes(noLogs(`${name}-x7k2p`).trimEnd()), lines.join('\n'));
     assert.equal((await listJobs()).length, 1);
+  });
+
+  it('passes installer variables in a Secret of the run, owned by the Job, mounted 0400, deleted after the run', async () => {
+    const VALUE = 'job-vault-pass-4711';
+    const withVars = {
+      ...spec,
+      command: [...spec.command, '-e', '@/run/bpa-installer-vars/extra-vars.json'],
+      variables: { vault_password: VALUE },
+    };
+    const secretPath = `/api/v1/namespaces/${kube.env.namespace}/secrets/${varsSecretName(spec)}`;
+    interface SecretObject {
+      metadata: {
+        labels?: Record<string, string>;
+        ownerReferences?: { uid: string; kind: string }[];
+      };
+      data?: Record<string, string>;
+    }
+    const getSecret = async (): Promise<SecretObject | undefined> => {
+      const r = await kube.env.admin<SecretObject>('GET', secretPath);
+      return r.status === 200 ? r.body : undefined;
+    };
+    const run = runInstallerJob(kube.env.bpaKubeConfig(), withVars, { pollMs: 50 });
+    const job = await waitUntil(getJob);
+    const secret = await waitUntil(getSecret);
+    // The Secret holds the value, labelled as bpa's and owned by the Job.
+    assert.deepEqual(
+      JSON.parse(Buffer.from(secret.data?.['extra-vars.json'] ?? '', 'base64').toString()),
+      { vault_password: VALUE },
+    );
+    assert.equal(secret.metadata.labels?.['app.kubernetes.io/managed-by'], 'bpa');
+    assert.equal(secret.metadata.labels?.['bpa.akraino.org/cluster'], spec.cluster);
+    assert.deepEqual(
+      secret.metadata.ownerReferences?.map((o) => [o.kind, o.uid]),
+      [['Job', job.metadata.uid]],
+    );
+    // The Job refers to it by name, read-only and 0400; the value is nowhere in its spec.
+    assert.ok(!JSON.stringify(job).includes(VALUE), 'no value in the Job');
+    assert.ok(!JSON.stringify(job).includes(Buffer.from(VALUE).toString('base64')));
+    const pod = job.spec.template.spec as {
+      containers: { volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[] }[];
+      volumes: { name: string; secret?: Record<string, unknown> }[];
+    };
+    assert.deepEqual(pod.volumes.find((v) => v.name === 'installer-vars')?.secret, {
+      secretName: varsSecretName(spec),
+      defaultMode: 0o400,
+      items: [{ key: 'extra-vars.json', path: 'extra-vars.json' }],
+    });
+    assert.deepEqual(
+      pod.containers[0]?.volumeMounts.find((m) => m.name === 'installer-vars'),
+      { name: 'installer-vars', mountPath: '/run/bpa-installer-vars', readOnly: true },
+    );
+    await setStatus(SUCCEEDED);
+    assert.equal((await run).succeeded, true);
+    assert.equal(await getSecret(), undefined, 'deleted after the run');
+  });
+
+  it("replaces a variables Secret left by an earlier Job of the same name (a failed run's re-run)", async () => {
+    const withVars = { ...spec, variables: { token: 'new-token-1' } };
+    const stale = buildVarsSecret(
+      { ...withVars, variables: { token: 'old-token-0' } },
+      { name: jobName(spec), uid: '00000000-0000-0000-0000-000000000000' },
+    );
+    await createObject(kube.env, stale as KubeObjectIn);
+    const run = runInstallerJob(kube.env.bpaKubeConfig(), withVars, { pollMs: 50 });
+    const job = await waitUntil(getJob);
+    const path = `/api/v1/namespaces/${kube.env.namespace}/secrets/${varsSecretName(spec)}`;
+    const fresh = await waitUntil(async () => {
+      const r = await kube.env.admin<{
+        metadata: { ownerReferences?: { uid: string }[] };
+        data?: Record<string, string>;
+      }>('GET', path);
+      return r.status === 200 && r.body.metadata.ownerReferences?.[0]?.uid === job.metadata.uid
+        ? r.body
+        : undefined;
+    });
+    assert.match(
+      Buffer.from(fresh.data?.['extra-vars.json'] ?? '', 'base64').toString(),
+      /new-token-1/,
+    );
+    await setStatus(SUCCEEDED);
+    assert.equal((await run).succeeded, true);
+    assert.equal((await kube.env.admin('GET', path)).status, 404);
+  });
+
+  it("refuses to replace a Secret of the variables Secret's name that bpa did not create", async () => {
+    await createObject(kube.env, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: varsSecretName(spec) },
+      stringData: { mine: 'keep' },
+    } as KubeObjectIn);
+    await assert.rejects(
+      runInstallerJob(kube.env.bpaKubeConfig(), { ...spec, variables: { a: 'b' } }, { pollMs: 50 }),
+      (err: unknown) => {
+        assert.ok(err instanceof StalledError, String(err));
+        assert.equal(err.code, 'INSTALLER_VARS_SECRET_CONFLICT');
+        return true;
+      },
+    );
+    const kept = await kube.env.admin<{ data?: Record<string, string> }>(
+      'GET',
+      `/api/v1/namespaces/${kube.env.namespace}/secrets/${varsSecretName(spec)}`,
+    );
+    assert.equal(Buffer.from(kept.body.data?.['mine'] ?? '', 'base64').toString(), 'keep');
   });
 
   it('reports a failure with the reason of the Failed condition', async () => {

@@ -222,6 +222,40 @@ describe('installer Job (against the fake API server)', () => {
     assert.equal(lines.at(-1), 'fatal: [node-2]: UNREACHABLE!');
   });
 
+  it('masks installer variables a Job prints; a Secret it may not create stops with an RBAC hint', async () => {
+    const VALUE = 'tok-4711-secret';
+    const spec = jobSpec({ variables: { token: VALUE } });
+    const lines: string[] = [];
+    const run = runInstallerJob(kc, spec, { pollMs: 50, onLog: (l) => lines.push(l) });
+    const job = await waitUntil(stored);
+    startPod(kube, job, 'v1v1v', `token is ${VALUE}\nok\n`);
+    kube.updateStatus('batch/v1', 'Job', NS, name, SUCCEEDED);
+    const outcome = await run;
+    assert.equal(outcome.succeeded, true);
+    assert.ok(!outcome.logs.includes(VALUE), outcome.logs);
+    assert.match(outcome.logs, /token is \*\*\*/);
+    assert.ok(!lines.join('\n').includes(VALUE));
+
+    kube.fail(
+      { method: 'POST', pathPrefix: `/api/v1/namespaces/${NS}/secrets`, times: 1 },
+      {
+        code: 403,
+        message:
+          'secrets is forbidden: User "system:serviceaccount:bpa-system:bpa" cannot create resource "secrets"',
+      },
+    );
+    await assert.rejects(
+      runInstallerJob(kc, jobSpec({ variables: { token: VALUE }, step: 'other' }), { pollMs: 50 }),
+      (err: unknown) => {
+        assert.ok(err instanceof StalledError, String(err));
+        assert.equal(err.code, 'INSTALLER_VARS_SECRET');
+        assert.match(err.message, /grant create on secrets in namespace bpa-system/);
+        assert.ok(!err.message.includes(VALUE));
+        return true;
+      },
+    );
+  });
+
   it('re-runs a failed Job when retryFailed is set, ignoring the old pods', async () => {
     const old = kube.put(buildJob(jobSpec()) as KubeObject);
     startPod(kube, old, 'old00', 'first attempt failed\n');
