@@ -25,10 +25,12 @@ export function writeJsonWithList(
   }
   // `…"key": []\n}`: the list opens where its empty form stands.
   let pending = `${empty.slice(0, -'[]\n}'.length)}[`;
+  // Each item as it stands in a list under `key`, indented as it is there.
+  const open = `{\n  ${JSON.stringify(key)}: [\n`.length;
+  const close = '\n  ]\n}'.length;
   items.forEach((item, i) => {
-    // Line breaks in JSON text are only its indentation: strings hold theirs escaped.
-    const text = (JSON.stringify(item, null, 2) ?? 'null').replace(/\n/g, '\n    ');
-    pending += `${i ? ',' : ''}\n    ${text}`;
+    const text = JSON.stringify({ [key]: [item] }, null, 2);
+    pending += `${i ? ',' : ''}\n${text.slice(open, -close)}`;
     if (pending.length >= CHUNK) {
       out(pending);
       pending = '';
