@@ -59,10 +59,17 @@ export function parseFile(file: string, text: string, limits: LoadLimits): Parse
   let values: unknown[];
   let read: string | undefined;
   const checks = yamlChecks(text, limits.maxAliases);
-  const listener: Listener = (event, state) => {
-    read ??= state.input;
-    checks?.(event, state);
-  };
+  // The loader's text, from its first node; without checks to make, the listener then leaves
+  // (a call per node costs a few percent of the parse).
+  const listener: Listener = checks
+    ? (event, state) => {
+        read ??= state.input;
+        checks(event, state);
+      }
+    : (_event, state) => {
+        read = state.input;
+        state.listener = null;
+      };
   try {
     values = readYaml(text, limits, listener);
   } catch (err: unknown) {
