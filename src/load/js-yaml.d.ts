@@ -38,8 +38,6 @@ declare module 'js-yaml' {
     tag: string | null;
     /** Set at `close`: the node's value. */
     result: unknown;
-    /** The listener, read before each call: set to null, it is called no more. */
-    listener: Listener | null;
   }
 
   export type Listener = (event: 'open' | 'close', state: LoaderState) => void;

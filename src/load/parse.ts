@@ -59,17 +59,10 @@ export function parseFile(file: string, text: string, limits: LoadLimits): Parse
   let values: unknown[];
   let read: string | undefined;
   const checks = yamlChecks(text, limits.maxAliases);
-  // The loader's text, from its first node; without checks to make, the listener then leaves
-  // (a call per node costs a few percent of the parse).
-  const listener: Listener = checks
-    ? (event, state) => {
-        read ??= state.input;
-        checks(event, state);
-      }
-    : (_event, state) => {
-        read = state.input;
-        state.listener = null;
-      };
+  const listener: Listener = (event, state) => {
+    read ??= state.input;
+    checks?.(event, state);
+  };
   try {
     values = readYaml(text, limits, listener);
   } catch (err: unknown) {
