@@ -33,8 +33,10 @@ export async function loadSite(
   checkedOut?: ReadonlyMap<string, CheckedOutFile>,
 ): Promise<LoadedSite> {
   cache?.begin(limits, checkedOut);
-  const read = await readSite(path, limits, cache);
-  return parseSite(read.root, read.files, read.problems, limits, cache);
+  const parsing = new SiteParse(limits, cache);
+  // Each file is parsed as soon as it is read (see parseSite).
+  const read = await readSite(path, limits, cache, (f) => parsing.add(f));
+  return parsing.result(read.root, read.files, read.problems);
 }
 
 /** Parses already-read files: the pure half of `loadSite`. */
@@ -45,17 +47,42 @@ export function parseSite(
   limits: LoadLimits = DEFAULT_LIMITS,
   cache?: SiteCache,
 ): LoadedSite {
-  const documents: LoadedDocument[] = [];
-  const problems = [...readProblems];
-  for (const f of files) {
+  const parsing = new SiteParse(limits, cache);
+  return parsing.result(
+    root,
+    files.map((f) => parsing.add(f)),
+    readProblems,
+  );
+}
+
+/** A site's files parsed one at a time: their documents and problems, in file order. */
+class SiteParse {
+  private readonly documents: LoadedDocument[] = [];
+  private readonly problems: Problem[] = [];
+
+  constructor(
+    private readonly limits: LoadLimits,
+    private readonly cache: SiteCache | undefined,
+  ) {}
+
+  /** Parses one file; gives back the file to keep, holding the text its documents point into. */
+  add(f: SiteFile): SiteFile {
+    const { cache, limits } = this;
     const parsed = cache
       ? cache.parse(f, () => parseFile(f.path, f.text, limits))
       : parseFile(f.path, f.text, limits);
-    documents.push(...parsed.documents);
+    for (const d of parsed.documents) this.documents.push(d);
     // Copies: later stages fill in positions, and a cached parse outlives this run.
-    for (const p of parsed.problems) problems.push(cache ? { ...p } : p);
+    for (const p of parsed.problems) this.problems.push(cache ? { ...p } : p);
+    // The same file object (the cache knows it by identity), now holding the parser's text.
+    f.text = parsed.text;
+    return f;
   }
-  return { root, files, documents, problems, incomplete: hasErrors(problems) };
+
+  result(root: string, files: SiteFile[], readProblems: Problem[]): LoadedSite {
+    const problems = [...readProblems, ...this.problems];
+    return { root, files, documents: this.documents, problems, incomplete: hasErrors(problems) };
+  }
 }
 
 /**

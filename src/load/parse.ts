@@ -15,6 +15,13 @@ export interface LoadedDocument {
 export interface ParsedFile {
   documents: LoadedDocument[];
   problems: Problem[];
+  /**
+   * The file's text, the same characters as given, held where its documents' strings point:
+   * js-yaml appends a NUL to the text it reads, so it reads a copy of it, and the strings it
+   * returns are slices of that copy. Whoever keeps the text (to locate problems, for the cache)
+   * keeps this one, so a site's text is held once, not twice.
+   */
+  text: string;
 }
 
 /**
@@ -34,7 +41,7 @@ const MAX_MERGE_KEYS = 10_000;
  */
 export function parseFile(file: string, text: string, limits: LoadLimits): ParsedFile {
   const marks = strayByteOrderMarks(file, text);
-  if (marks.length) return { documents: [], problems: marks };
+  if (marks.length) return { documents: [], problems: marks, text };
   const docCount = countDocumentMarkers(text);
   if (docCount > limits.maxDocumentsPerFile) {
     return {
@@ -46,13 +53,20 @@ export function parseFile(file: string, text: string, limits: LoadLimits): Parse
           { file, line: 1, column: 1 },
         ),
       ],
+      text,
     };
   }
   let values: unknown[];
+  let read: string | undefined;
+  const checks = yamlChecks(text, limits.maxAliases);
+  const listener: Listener = (event, state) => {
+    read ??= state.input;
+    checks?.(event, state);
+  };
   try {
-    values = readYaml(text, limits, yamlChecks(text, limits.maxAliases));
+    values = readYaml(text, limits, listener);
   } catch (err: unknown) {
-    return { documents: [], problems: [yamlProblem(file, err, limits)] };
+    return { documents: [], problems: [yamlProblem(file, err, limits)], text };
   }
   const documents: LoadedDocument[] = [];
   const problems: Problem[] = [];
@@ -71,7 +85,9 @@ export function parseFile(file: string, text: string, limits: LoadLimits): Parse
     }
     documents.push({ file, index, value });
   });
-  return { documents, problems };
+  // The loader's input is the text, a line break when it ends without one, and the NUL.
+  const kept = read?.startsWith(text) ? read.slice(0, text.length) : text;
+  return { documents, problems, text: kept };
 }
 
 /**

@@ -30,12 +30,15 @@ const STATUS_DIR = 'status';
  * Reads every YAML file under `path` (a directory, walked recursively, or one file), applying
  * the root's `.bpaignore` (gitignore syntax) and skipping `status/`. Problems with single
  * files are collected; only an unreadable `path` itself throws. With a cache (`bpa serve`), a
- * file whose content id is cached is taken from it (load/cache.ts).
+ * file whose content id is cached is taken from it (load/cache.ts). `onFile` gets each file as
+ * soon as it is read, and gives back the file to keep: loadSite parses it there, so the text
+ * read is dropped before the next file is read, not kept alive with all the others.
  */
 export async function readSite(
   path: string,
   limits: LoadLimits,
   cache?: SiteCache,
+  onFile?: (file: SiteFile) => SiteFile,
 ): Promise<ReadResult> {
   const given = resolve(path);
   const info = await stat(given); // throws ENOENT etc.: a usage error for the caller
@@ -45,7 +48,7 @@ export async function readSite(
   const files: SiteFile[] = [];
   if (!info.isDirectory()) {
     const one = await readOne(given, basename(given), realRoot, limits, cache);
-    if ('path' in one) files.push(one);
+    if ('path' in one) files.push(onFile ? onFile(one) : one);
     else problems.push(one);
     cache?.retain(new Set(files.map((f) => f.path)));
     return { root, files, problems };
@@ -57,10 +60,10 @@ export async function readSite(
   // Many small files: synchronous reads are several times faster than a round trip through
   // the thread pool per call (stat, open, read, close), and a site is read at once anyway.
   // Joined as text: the root is absolute and normalized, and path.join per file adds up.
-  const results = paths.map((rel) => readOneSync(`${root}/${rel}`, rel, limits, cache));
-  for (const r of results) {
-    if ('path' in r) files.push(r);
-    else problems.push(r);
+  for (const rel of paths) {
+    const r = readOneSync(`${root}/${rel}`, rel, limits, cache);
+    if (!('path' in r)) problems.push(r);
+    else files.push(onFile ? onFile(r) : r);
   }
   cache?.retain(new Set(files.map((f) => f.path)));
   return { root, files, problems };

@@ -12,7 +12,7 @@ import type { Listener, LoaderState } from 'js-yaml';
  *   (js-yaml 4 reads it, other tools refuse the file).
  * A file with any of these is YAML_SYNTAX or YAML_ALIAS_LIMIT, at the line where a YAML 1.2
  * reader reports it. A text with none of the characters they need (`MAY_NEED_CHECKS`: most
- * site files) is read without a listener, as fast as js-yaml alone: undefined.
+ * site files) needs no checks: undefined.
  */
 export function yamlChecks(text: string, maxAliases: number): Listener | undefined {
   if (!MAY_NEED_CHECKS.test(text)) return undefined;

@@ -13,6 +13,7 @@ import { addConfigOptions } from '../options.js';
 import { PLAN_OPTIONS } from '../option-sets.js';
 import { outputOption } from '../output-option.js';
 import { formatPlan } from '../output/plan.js';
+import { writeJsonWithList } from '../output/json.js';
 import { formatPlanMarkdown, formatProblemsMarkdown } from '../../report/markdown.js';
 import { displayPath, formatText, problemsJson } from '../output/problems.js';
 
@@ -65,22 +66,20 @@ export function registerPlan(
           : formatProblemsMarkdown(problems, { site: path }),
       );
     } else if (opts.output === 'json') {
-      io.out(
-        JSON.stringify(
-          {
-            hash: plan?.hash,
-            ...(run.fromStatus
-              ? { observed: { from: STATUS_DIR, at: run.fromStatus.observedAt, text: offline } }
-              : {}),
-            changes: plan ? planHasChanges(plan) : false,
-            problems: problemsJson(problems),
-            ...(plan?.settings ? { settings: plan.settings } : {}),
-            ...(plan?.changedSecrets ? { changedSecrets: plan.changedSecrets } : {}),
-            clusters: plan?.clusters ?? [],
-          },
-          null,
-          2,
-        ) + '\n',
+      writeJsonWithList(
+        (text) => io.out(text),
+        {
+          hash: plan?.hash,
+          ...(run.fromStatus
+            ? { observed: { from: STATUS_DIR, at: run.fromStatus.observedAt, text: offline } }
+            : {}),
+          changes: plan ? planHasChanges(plan) : false,
+          problems: problemsJson(problems),
+          ...(plan?.settings ? { settings: plan.settings } : {}),
+          ...(plan?.changedSecrets ? { changedSecrets: plan.changedSecrets } : {}),
+        },
+        'clusters',
+        plan?.clusters ?? [],
       );
     } else {
       if (offline) io.out(`${offline}\n\n`);

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_LIMITS, FileLocator, loadSite, parseFile } from '../../../src/load/index.js';
-import { decode } from '../../../src/load/read-site.js';
+import { decode, readSite } from '../../../src/load/read-site.js';
 import { removeSite, writeSite } from '../validate/site-fixture.js';
 
 describe('loader', () => {
@@ -144,6 +144,47 @@ describe('loader', () => {
     const first = parseFile('f.yaml', '\ufeffapiVersion: v1\n', DEFAULT_LIMITS);
     assert.deepEqual(first.problems, []);
     assert.deepEqual(first.documents[0]?.value, { apiVersion: 'v1' });
+  });
+
+  it("gives back each file's text as it was, whatever its ending, start or errors", () => {
+    for (const text of [
+      'a: 1\n',
+      'a: "a string longer than a slice"',
+      '\ufeffa: 1\n',
+      '',
+      '---\n',
+      'a: [1\n',
+      'a: 1\r\n',
+    ]) {
+      assert.equal(parseFile('f.yaml', text, DEFAULT_LIMITS).text, text, JSON.stringify(text));
+    }
+  });
+
+  it('parses each file as soon as it is read, and keeps the file the parse gives back', async () => {
+    const dir = await writeSite({ 'a.yaml': 'a: 1\n', 'b/c.yaml': 'c: 3\n', 'd.yaml': 'd: [\n' });
+    try {
+      const seen: string[] = [];
+      const read = await readSite(dir, DEFAULT_LIMITS, undefined, (f) => {
+        seen.push(f.path);
+        return { path: f.path, text: `kept ${f.path}` };
+      });
+      assert.deepEqual(seen, ['a.yaml', 'b/c.yaml', 'd.yaml']);
+      assert.deepEqual(
+        read.files.map((f) => f.text),
+        ['kept a.yaml', 'kept b/c.yaml', 'kept d.yaml'],
+      );
+      const site = await loadSite(dir);
+      assert.deepEqual(
+        site.files.map((f) => f.text),
+        ['a: 1\n', 'c: 3\n', 'd: [\n'],
+      );
+      assert.deepEqual(
+        site.problems.map((p) => [p.file, p.code, p.line]),
+        [['d.yaml', 'YAML_SYNTAX', 2]],
+      );
+    } finally {
+      await removeSite(dir);
+    }
   });
 
   it('accepts a few aliases within the limits', () => {
