@@ -21,6 +21,18 @@ export interface SiteObjectRef {
   spec: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * Operator mode: a BareMetalHost or HardwareData as the watch keeps it, with only what the
+ * plan reads of it (observe/inventory/hosts.ts reads nothing else).
+ */
+export interface WatchedMetal3Object {
+  kind: 'BareMetalHost' | 'HardwareData';
+  metadata: { name: string; namespace: string; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+  origin: string;
+}
+
 /** Where a reconcile reads the site from and writes its reports to. */
 export interface SiteSource {
   describe(): string;
@@ -59,6 +71,13 @@ export interface SiteSource {
    * one cluster (a Site object, a problem without an object).
    */
   isolate?(problems: readonly Problem[]): { clusters: string[]; files: Set<string> } | undefined;
+  /**
+   * Operator mode: the BareMetalHosts and HardwareData of `namespaces` (empty: all) from the
+   * watch's cache, as a controller reads its informers' caches instead of listing at every
+   * reconcile; undefined when the watch does not cover exactly those namespaces, or metal3's
+   * API is not served (the inventory then lists them itself, and says why it cannot).
+   */
+  watchedInventory?(namespaces: readonly string[]): readonly WatchedMetal3Object[] | undefined;
   /** Operator mode: sets an object's finalizers (bpa adds and removes only its own). */
   setFinalizers?(ref: SiteObjectRef, finalizers: string[]): Promise<void>;
   /** Previous reports, by repository-relative path under the site (`status/x.yaml`). */
