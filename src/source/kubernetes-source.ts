@@ -103,6 +103,8 @@ export class KubernetesSource implements SiteSource {
   private readonly watches: Watched[] = [];
   /** The files of the last sync, by path, and the objects they came from. */
   private written = new Map<string, string>();
+  /** Each written file's git blob id and stat: the load stage reads none of them again. */
+  private checked = new Map<string, { oid: string; size: number; mtimeMs: number; ino: number }>();
   private synced = new Map<string, SiteObjectRef>();
   private cleaned = false;
   private started = false;
@@ -238,11 +240,19 @@ export class KubernetesSource implements SiteSource {
     }
     for (const [path, text] of files) {
       if (this.written.get(path) === text) continue;
-      await mkdir(dirname(join(this.siteDir, path)), { recursive: true });
-      await writeFile(join(this.siteDir, path), text);
+      const file = join(this.siteDir, path);
+      await mkdir(dirname(file), { recursive: true });
+      const bytes = Buffer.from(text);
+      await writeFile(file, bytes);
+      const s = await stat(file);
+      const oid = createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
+      this.checked.set(path, { oid, size: s.size, mtimeMs: s.mtimeMs, ino: s.ino });
     }
     for (const path of this.written.keys())
-      if (!files.has(path)) await rm(join(this.siteDir, path), { force: true });
+      if (!files.has(path)) {
+        this.checked.delete(path);
+        await rm(join(this.siteDir, path), { force: true });
+      }
     this.written = files;
     this.synced = synced;
     const h = createHash('sha256');
@@ -281,6 +291,13 @@ export class KubernetesSource implements SiteSource {
     // The same objects, in the same order, while they are unchanged: the hosts built from
     // them last time are kept (observe/inventory/hosts.ts).
     return Array.from(this.metal3.values(), (e) => e.object);
+  }
+
+  /** The files the last sync wrote, as git's checkout says them (load/cache.ts). */
+  checkedOut(): Promise<
+    ReadonlyMap<string, { oid: string; size: number; mtimeMs: number; ino: number }>
+  > {
+    return Promise.resolve(new Map(this.checked));
   }
 
   /** The objects of the last sync (those being deleted included), for status and finalizers. */

@@ -9,11 +9,29 @@ import { provisionedHostStatus } from '../../k8s/kube-objects.js';
 import { listMetal3Objects } from '../../../src/observe/inventory/kubernetes.js';
 import { hostsFromObjects } from '../../../src/observe/inventory/hosts.js';
 import { observe } from '../../../src/observe/index.js';
-import { SITE_GROUP } from '../../../src/source/kubernetes-source.js';
 import type { SiteModel } from '../../../src/validate/model.js';
+import { SiteCache } from '../../../src/load/cache.js';
+import { DEFAULT_LIMITS, loadSite } from '../../../src/load/index.js';
 import { waitFor } from '../../integration/apply/harness.js';
 import { fieldPath, hostFingerprint, siteDocument } from '../../../src/source/kubernetes-source.js';
 import { coalesce } from '../../../src/serve/operator.js';
+
+const SITE_TYPES = [
+  ['sites', 'site', 'Site'],
+  ['clusters', 'cluster', 'Cluster'],
+  ['provisionings', 'provisioning', 'Provisioning'],
+  ['softwares', 'software', 'Software'],
+].map(([plural, singular, kind]) => ({
+  group: 'bpa.akraino.org',
+  version: 'v1alpha1',
+  plural: plural as string,
+  singular: singular as string,
+  kind: kind as string,
+  namespaced: true,
+  statusSubresource: true,
+  builtin: false,
+  returnsDeletedObject: true,
+}));
 
 describe('operator mode: objects as site documents', () => {
   it('gives a problem the field path of its pointer', () => {
@@ -104,22 +122,6 @@ describe('operator mode: a burst of changes is one trigger', () => {
 
 describe('operator mode: the watch of the site objects (fake API server, for its faults)', function () {
   this.timeout(20_000);
-  const SITE_TYPES = [
-    ['sites', 'site', 'Site'],
-    ['clusters', 'cluster', 'Cluster'],
-    ['provisionings', 'provisioning', 'Provisioning'],
-    ['softwares', 'software', 'Software'],
-  ].map(([plural, singular, kind]) => ({
-    group: 'bpa.akraino.org',
-    version: 'v1alpha1',
-    plural: plural as string,
-    singular: singular as string,
-    kind: kind as string,
-    namespaced: true,
-    statusSubresource: true,
-    builtin: false,
-    returnsDeletedObject: true,
-  }));
   let fake: FakeKube;
   let source: KubernetesSource | undefined;
   let tmp: string;
@@ -213,7 +215,7 @@ describe('operator mode: the inventory from the watch (fake API server)', functi
   let tmp: string;
   beforeEach(async () => {
     fake = await startFakeKube({
-      resources: DEFAULT_RESOURCES.filter((r) => r.group === 'metal3.io' || r.group === SITE_GROUP),
+      resources: [...SITE_TYPES, ...DEFAULT_RESOURCES.filter((r) => r.group === 'metal3.io')],
     });
     tmp = await mkdtemp(join(tmpdir(), 'bpa-ksrc-'));
   });
@@ -333,5 +335,54 @@ describe('operator mode: the inventory from the watch (fake API server)', functi
     assert.equal(again[0], watched[0], 'node-1 is the same object');
     assert.equal(again[1], watched[1], 'node-2 is the same object');
     assert.notEqual(again[2], watched[2], 'node-3 is a new one');
+  });
+});
+
+describe('operator mode: the site files as written', function () {
+  this.timeout(20_000);
+  it('says what it wrote with its blob ids: a second load reads and parses no unchanged object again', async () => {
+    const fake = await startFakeKube({ resources: SITE_TYPES });
+    const tmp = await mkdtemp(join(tmpdir(), 'bpa-ksrc-'));
+    const source = new KubernetesSource({
+      kubeConfig: fake.kubeConfig('ns'),
+      namespaces: ['ns'],
+      stateDir: tmp,
+      log: silentLogger(),
+    });
+    try {
+      for (const name of ['east', 'west'])
+        fake.put({
+          apiVersion: 'bpa.akraino.org/v1alpha1',
+          kind: 'Cluster',
+          metadata: { name, namespace: 'ns' },
+          spec: { provisioningCR: `${name}-p` },
+        });
+      await source.start();
+      const cache = new SiteCache();
+      const load = async (): Promise<void> => {
+        const { siteDir } = await source.sync();
+        await loadSite(siteDir, DEFAULT_LIMITS, cache, await source.checkedOut());
+      };
+      await load();
+      assert.deepEqual(cache.counts, { read: 2, reused: 0, parsed: 2 });
+      fake.put({
+        apiVersion: 'bpa.akraino.org/v1alpha1',
+        kind: 'Cluster',
+        metadata: { name: 'west', namespace: 'ns' },
+        spec: { provisioningCR: 'other' },
+      });
+      await waitFor('west changed', async () => {
+        await source.sync();
+        return source.siteObjects().some((o) => o.spec['provisioningCR'] === 'other')
+          ? true
+          : undefined;
+      });
+      await load();
+      assert.deepEqual(cache.counts, { read: 1, reused: 1, parsed: 1 });
+    } finally {
+      await source.stop();
+      await fake.stop();
+      await rm(tmp, { recursive: true, force: true });
+    }
   });
 });
