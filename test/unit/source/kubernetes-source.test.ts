@@ -257,12 +257,28 @@ describe('operator mode: the inventory from the watch (fake API server)', functi
       ...status,
     },
   });
+  const pick = (m: Record<string, unknown>) => ({
+    name: m['name'],
+    namespace: m['namespace'],
+    resourceVersion: m['resourceVersion'],
+  });
   const hostLists = (): number =>
     fake.requests.filter((r) => r.path.endsWith('/baremetalhosts') && r.query['watch'] !== 'true')
       .length;
 
   it('gives the hosts from its cache, with only what the plan reads, the same as a list would; a reconcile lists nothing', async () => {
     for (let i = 1; i <= 3; i++) fake.put(bmh(i));
+    fake.put({
+      apiVersion: 'bpa.akraino.org/v1alpha1',
+      kind: 'Cluster',
+      metadata: {
+        name: 'east',
+        namespace: 'ns',
+        managedFields: [{ manager: 'bpa', fieldsV1: { 'f:status': {} } }],
+      },
+      spec: { provisioningCR: 'east-p' },
+      status: { conditions: [{ type: 'Ready', status: 'True', message: 'x'.repeat(1000) }] },
+    });
     fake.put({
       apiVersion: 'metal3.io/v1alpha1',
       kind: 'HardwareData',
@@ -299,6 +315,17 @@ describe('operator mode: the inventory from the watch (fake API server)', functi
       ])
         assert.ok(!text.includes(dropped), `${o.kind} ${o.origin} keeps ${dropped}`);
     }
+    // The informers' own copies (compared by resourceVersion on a relist) keep nothing else,
+    // of the hosts as of bpa's objects.
+    const informers = (
+      source as unknown as { watches: Array<{ informer: { list(): object[] } }> }
+    ).watches.flatMap((w) => w.informer.list());
+    assert.equal(informers.length, 5);
+    for (const o of informers)
+      assert.deepEqual(o, {
+        metadata: pick((o as { metadata: Record<string, unknown> }).metadata),
+      });
+
     // Another set of namespaces than the watch's: the inventory lists them itself.
     assert.equal(source.watchedInventory(['other']), undefined);
     assert.equal(source.watchedInventory([]), undefined);
