@@ -10,11 +10,19 @@ import type { LeaseCache } from './leases/lease-cache.js';
 import { readLeaseFiles } from './leases/read-lease-files.js';
 import type { Host, Lease } from './types.js';
 import { ObjectMemo } from '../util/memo.js';
+import type { WatchedMetal3Object } from '../source/site-source.js';
 
 export type InventorySpec =
   | { kind: 'embedded'; root: string; directory?: string }
   | { kind: 'directory'; dir: string }
-  | { kind: 'kubernetes'; kubeconfig?: string; env: NodeJS.ProcessEnv; namespaces: string[] };
+  | {
+      kind: 'kubernetes';
+      kubeconfig?: string;
+      env: NodeJS.ProcessEnv;
+      namespaces: string[];
+      /** Operator mode: the hosts from the watch's cache, when it covers these namespaces. */
+      watched?: (namespaces: readonly string[]) => readonly WatchedMetal3Object[] | undefined;
+    };
 
 export interface ObserveOptions {
   inventory: InventorySpec;
@@ -63,7 +71,7 @@ async function inventoryObjects(
   model: SiteModel,
   spec: InventorySpec,
   problems: Problem[],
-): Promise<{ objects: Metal3Object[]; from: string }> {
+): Promise<{ objects: readonly Metal3Object[]; from: string }> {
   switch (spec.kind) {
     case 'embedded': {
       const docs = spec.directory
@@ -88,19 +96,25 @@ async function inventoryObjects(
     }
     case 'kubernetes': {
       // The Kubernetes client is large: loaded only for this source.
-      const [{ listMetal3Objects }, { requireKubeConfig }] = await Promise.all([
+      const [{ listMetal3Objects, checkNamespaces }, { requireKubeConfig }] = await Promise.all([
         import('./inventory/kubernetes.js'),
         import('../kube/kubeconfig.js'),
       ]);
+      const kubeConfig = requireKubeConfig(
+        { file: spec.kubeconfig, env: spec.env, kubeconfigEnv: true, what: 'the inventory' },
+        'pass --kubeconfig, set KUBECONFIG, or run bpa in the cluster',
+      );
+      const where = spec.namespaces.length
+        ? `namespaces ${spec.namespaces.join(', ')}`
+        : 'all namespaces';
+      const watched = spec.watched?.(spec.namespaces);
+      if (watched) {
+        await checkNamespaces(kubeConfig, spec.namespaces, watched);
+        return { objects: watched, from: `the Kubernetes API (${where}, watched)` };
+      }
       return {
-        objects: await listMetal3Objects({
-          kubeConfig: requireKubeConfig(
-            { file: spec.kubeconfig, env: spec.env, kubeconfigEnv: true, what: 'the inventory' },
-            'pass --kubeconfig, set KUBECONFIG, or run bpa in the cluster',
-          ),
-          namespaces: spec.namespaces,
-        }),
-        from: `the Kubernetes API (${spec.namespaces.length ? `namespaces ${spec.namespaces.join(', ')}` : 'all namespaces'})`,
+        objects: await listMetal3Objects({ kubeConfig, namespaces: spec.namespaces }),
+        from: `the Kubernetes API (${where})`,
       };
     }
   }

@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse as yamlParse } from 'yaml';
+import { parseReport } from '../source/site-source.js';
 import { readStatusRecord } from './source-state.js';
 
 const NAME = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
@@ -48,7 +48,7 @@ export async function knownClusters(
 
 function reportedCluster(text: string): string[] {
   try {
-    const doc = yamlParse(text) as { kind?: unknown; metadata?: { name?: unknown } } | null;
+    const doc = parseReport(text) as { kind?: unknown; metadata?: { name?: unknown } } | null;
     const name = doc?.kind === 'ClusterStatus' ? doc.metadata?.name : undefined;
     return typeof name === 'string' && NAME.test(name) ? [name] : [];
   } catch {

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { parse as yamlParse } from 'yaml';
+import { parseReport } from '../source/site-source.js';
 import type { ApplyPorts } from '../apply/ports.js';
 import type { ConfigFor } from '../config/options.js';
 import {
@@ -344,7 +344,8 @@ function hideStateDir(message: string, ctx: RunContext): string {
 
 function parseYamlSafe(text: string): unknown {
   try {
-    return yamlParse(text);
+    // js-yaml: the reports include status/inventory.yaml, every host (source/site-source.ts).
+    return parseReport(text);
   } catch {
     return undefined;
   }

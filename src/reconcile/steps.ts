@@ -305,10 +305,11 @@ async function observe(ctx: RunContext): Promise<void> {
       await settleDeletions(ctx, objects, cfg);
     }
   }
-  const observations = await observeSite(model, {
-    ...observeOptions(cfg, model.site?.spec, root, ctx.env, ctx.now()),
-    leaseCache: ctx.cache?.leases,
-  });
+  const options = observeOptions(cfg, model.site?.spec, root, ctx.env, ctx.now());
+  const source = ctx.site.kind === 'source' ? ctx.site.source : undefined;
+  if (options.inventory.kind === 'kubernetes' && source?.watchedInventory)
+    options.inventory.watched = source.watchedInventory.bind(source);
+  const observations = await observeSite(model, { ...options, leaseCache: ctx.cache?.leases });
   ctx.observations = observations;
   ctx.problems = sortProblems([...ctx.problems, ...observations.problems]);
   const targets = facts.factsTargets(model, observations.applied);

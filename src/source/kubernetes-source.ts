@@ -6,9 +6,12 @@
  * `<stateDir>/kubernetes/site/objects/`: the load, validate and plan stages then run exactly as
  * for a site from git, and a problem is placed back on its object and field path.
  *
- * BareMetalHosts are watched too, only to start a reconcile when something the plan reads of
- * them changes; of each host only a fingerprint is kept (10,000 hosts stay small). The
- * inventory stage still lists them itself.
+ * BareMetalHosts and HardwareData are watched too: a change of what the plan reads of them
+ * starts a reconcile, and the inventory stage takes them from this cache instead of listing
+ * 10,000 hosts at every reconcile. As controller-runtime's transform functions do, the cache
+ * keeps only what the plan reads of each (no managedFields, annotations, BMC details or
+ * operation history), and the informer's own copy only the name and resourceVersion it
+ * compares on a relist.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
@@ -29,7 +32,7 @@ import { TransientError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { parsePointer, type Problem } from '../util/problem.js';
 import { LocalSource } from './local-source.js';
-import type { SiteObjectRef, SiteSource } from './site-source.js';
+import type { SiteObjectRef, SiteSource, WatchedMetal3Object } from './site-source.js';
 
 export const SITE_GROUP = 'bpa.akraino.org';
 export const SITE_VERSION = 'v1alpha1';
@@ -56,6 +59,8 @@ interface Entry {
 
 interface Watched {
   what: string;
+  /** The metal3 kind it watches, if any. */
+  metal3?: Metal3Kind;
   informer: Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
   listed: boolean;
   errors: number;
@@ -63,6 +68,11 @@ interface Watched {
   lastError?: string;
   /** A kind not served at all (metal3 not installed): nothing to watch, not a failure. */
   absent?: boolean;
+  /**
+   * Not needed to go on: while it is not listed (an older role without `watch` on it), the
+   * inventory lists instead.
+   */
+  auxiliary?: boolean;
   timer?: NodeJS.Timeout;
 }
 
@@ -88,10 +98,13 @@ export interface KubernetesSourceOptions {
 export class KubernetesSource implements SiteSource {
   readonly siteDir: string;
   private readonly entries = new Map<string, Entry>();
-  private readonly hostPrints = new Map<string, string>();
+  /** BareMetalHosts and HardwareData by `kind/namespace/name`, with their fingerprints. */
+  private readonly metal3 = new Map<string, { object: WatchedMetal3Object; print: string }>();
   private readonly watches: Watched[] = [];
   /** The files of the last sync, by path, and the objects they came from. */
   private written = new Map<string, string>();
+  /** Each written file's git blob id and stat: the load stage reads none of them again. */
+  private checked = new Map<string, { oid: string; size: number; mtimeMs: number; ino: number }>();
   private synced = new Map<string, SiteObjectRef>();
   private cleaned = false;
   private started = false;
@@ -123,25 +136,32 @@ export class KubernetesSource implements SiteSource {
       const hostApi = opts.hosts.kubeConfig.makeApiClient(CustomObjectsApi);
       const spaces = opts.hosts.namespaces.length ? opts.hosts.namespaces : [undefined];
       for (const namespace of spaces) {
-        const path = namespace
-          ? `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts`
-          : '/apis/metal3.io/v1alpha1/baremetalhosts';
-        // Hosts are made small page by page as they are listed: 10,000 never pile up.
-        const list = lister(hostApi, 'metal3.io', 'v1alpha1', 'baremetalhosts', namespace, (o) =>
-          this.host(o),
-        );
-        const informer = makeInformer(opts.hosts.kubeConfig, path, list);
-        this.watch(
-          `baremetalhosts.metal3.io in ${namespace ? `namespace ${namespace}` : 'all namespaces'}`,
-          informer,
-          true,
-        );
-        informer.on('add', (obj) => this.host(obj));
-        informer.on('update', (obj) => this.host(obj));
-        informer.on('delete', (obj) => {
-          const key = objectKey(obj);
-          if (this.hostPrints.delete(key)) this.changed(`BareMetalHost ${key} deleted`);
-        });
+        for (const [kind, plural] of [
+          ['BareMetalHost', 'baremetalhosts'],
+          ['HardwareData', 'hardwaredata'],
+        ] as const) {
+          const path = namespace
+            ? `/apis/metal3.io/v1alpha1/namespaces/${namespace}/${plural}`
+            : `/apis/metal3.io/v1alpha1/${plural}`;
+          // Objects are made small page by page as they are listed: 10,000 never pile up.
+          const list = lister(hostApi, 'metal3.io', 'v1alpha1', plural, namespace, (o) =>
+            this.metal3Object(kind, o),
+          );
+          const informer = makeInformer(opts.hosts.kubeConfig, path, list);
+          const w = this.watch(
+            `${plural}.metal3.io in ${namespace ? `namespace ${namespace}` : 'all namespaces'}`,
+            informer,
+            true,
+          );
+          w.metal3 = kind;
+          w.auxiliary = kind === 'HardwareData';
+          informer.on('add', (obj) => this.metal3Object(kind, obj));
+          informer.on('update', (obj) => this.metal3Object(kind, obj));
+          informer.on('delete', (obj) => {
+            const key = `${kind}/${objectKey(obj)}`;
+            if (this.metal3.delete(key)) this.changed(`${kind} ${objectKey(obj)} deleted`);
+          });
+        }
       }
     }
   }
@@ -177,7 +197,7 @@ export class KubernetesSource implements SiteSource {
   notReady(): string | undefined {
     const grace = this.opts.failureGraceMs ?? 30_000;
     for (const w of this.watches) {
-      if (w.absent) continue;
+      if (w.absent || w.auxiliary) continue;
       if (!w.listed) return `${w.what}: not listed yet${w.lastError ? ` (${w.lastError})` : ''}`;
       if (w.failingSince !== undefined && this.now() - w.failingSince >= grace)
         return `${w.what}: the watch cannot be re-established since ${new Date(w.failingSince).toISOString()} (${w.lastError ?? 'unknown error'})`;
@@ -186,7 +206,7 @@ export class KubernetesSource implements SiteSource {
   }
 
   async sync(): Promise<{ siteDir: string; revision: string; digest: string }> {
-    const missing = this.watches.find((w) => !w.listed && !w.absent);
+    const missing = this.watches.find((w) => !w.listed && !w.absent && !w.auxiliary);
     if (missing)
       throw new TransientError(
         'SITE_OBJECTS_UNAVAILABLE',
@@ -220,11 +240,19 @@ export class KubernetesSource implements SiteSource {
     }
     for (const [path, text] of files) {
       if (this.written.get(path) === text) continue;
-      await mkdir(dirname(join(this.siteDir, path)), { recursive: true });
-      await writeFile(join(this.siteDir, path), text);
+      const file = join(this.siteDir, path);
+      await mkdir(dirname(file), { recursive: true });
+      const bytes = Buffer.from(text);
+      await writeFile(file, bytes);
+      const s = await stat(file);
+      const oid = createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
+      this.checked.set(path, { oid, size: s.size, mtimeMs: s.mtimeMs, ino: s.ino });
     }
     for (const path of this.written.keys())
-      if (!files.has(path)) await rm(join(this.siteDir, path), { force: true });
+      if (!files.has(path)) {
+        this.checked.delete(path);
+        await rm(join(this.siteDir, path), { force: true });
+      }
     this.written = files;
     this.synced = synced;
     const h = createHash('sha256');
@@ -235,10 +263,10 @@ export class KubernetesSource implements SiteSource {
         .update('\0');
     // The hosts and leases are input too: a change of them is planned at once, not at the resync.
     h.update('hosts\0');
-    for (const key of [...this.hostPrints.keys()].sort())
+    for (const key of [...this.metal3.keys()].sort())
       h.update(key)
         .update('\0')
-        .update(this.hostPrints.get(key) as string)
+        .update(this.metal3.get(key)?.print as string)
         .update('\0');
     h.update('leases\0');
     for (const file of this.opts.leaseFiles ?? []) {
@@ -247,6 +275,29 @@ export class KubernetesSource implements SiteSource {
     }
     const digest = `sha256:${h.digest('hex')}`;
     return { siteDir: this.siteDir, revision: digest, digest };
+  }
+
+  watchedInventory(namespaces: readonly string[]): WatchedMetal3Object[] | undefined {
+    const hosts = this.opts.hosts;
+    if (!hosts || !sameSet(namespaces, hosts.namespaces)) return undefined;
+    for (const w of this.watches) {
+      if (!w.metal3) continue;
+      // No BareMetalHost API: the inventory lists, to say why it cannot. No HardwareData
+      // API (older metal3): hardware comes from the hosts' status, as when listed.
+      if (w.metal3 === 'BareMetalHost' && (w.absent || !w.listed)) return undefined;
+      if (w.metal3 === 'HardwareData' && !w.absent && (!w.listed || w.failingSince !== undefined))
+        return undefined;
+    }
+    // The same objects, in the same order, while they are unchanged: the hosts built from
+    // them last time are kept (observe/inventory/hosts.ts).
+    return Array.from(this.metal3.values(), (e) => e.object);
+  }
+
+  /** The files the last sync wrote, as git's checkout says them (load/cache.ts). */
+  checkedOut(): Promise<
+    ReadonlyMap<string, { oid: string; size: number; mtimeMs: number; ino: number }>
+  > {
+    return Promise.resolve(new Map(this.checked));
   }
 
   /** The objects of the last sync (those being deleted included), for status and finalizers. */
@@ -461,8 +512,15 @@ export class KubernetesSource implements SiteSource {
     const namespace = m.namespace ?? '';
     const name = m.name ?? '';
     const key = `${namespace}/${kind}/${name}`;
-    const doc = siteDocument(obj);
-    const text = stringify(doc);
+    const before = this.entries.get(key);
+    // bpa's own status writes come back as updates of every object at every reconcile: the
+    // same generation and labels are the same document, not written out again.
+    const same =
+      before !== undefined &&
+      m.generation !== undefined &&
+      before.ref.generation === m.generation &&
+      sameLabels(before.ref.labels, m.labels ?? {});
+    const text = same ? before.text : stringify(siteDocument(obj));
     const ref: SiteObjectRef = {
       kind,
       namespace,
@@ -476,8 +534,12 @@ export class KubernetesSource implements SiteSource {
       spec: ((obj as { spec?: Record<string, unknown> }).spec ?? {}) as Record<string, unknown>,
     };
     const fingerprint = `${text}\0${m.annotations?.[REQUESTED_AT] ?? ''}\0${ref.deletionTimestamp ?? ''}`;
-    const before = this.entries.get(key);
     this.entries.set(key, { ref, path: `objects/${key}.yaml`, text, fingerprint });
+    // The informer's copy is compared by resourceVersion only: the rest (status, managedFields,
+    // annotations) is not kept twice for 3,000 objects.
+    const o = obj as KubernetesObject & Record<string, unknown>;
+    for (const k of Object.keys(o)) if (k !== 'metadata') delete o[k];
+    o.metadata = { name, namespace, resourceVersion: m.resourceVersion };
     // A status-only update (or bpa's own finalizer) changes nothing the plan reads.
     if (before?.fingerprint !== fingerprint) this.changed(`${kind} ${namespace}/${name}`);
   }
@@ -487,21 +549,27 @@ export class KubernetesSource implements SiteSource {
     if (this.entries.delete(key)) this.changed(`${kind} ${key} deleted`);
   }
 
-  /** Keeps a host's fingerprint and drops the rest of it from the informer's cache. */
-  private host(obj: KubernetesObject): void {
+  /**
+   * Keeps what the plan reads of a BareMetalHost or HardwareData, and drops the rest of it
+   * from the informer's cache (which compares resourceVersions only).
+   */
+  private metal3Object(kind: Metal3Kind, obj: KubernetesObject): void {
     const o = obj as KubernetesObject & Record<string, unknown>;
     if (!('spec' in o) && !('status' in o)) return; // slimmed already, as listed
-    const key = objectKey(obj);
-    const print = hostFingerprint(o);
+    const object = watchedObject(kind, o);
+    const print = createHash('sha256').update(printOf(object)).digest('base64');
     for (const k of Object.keys(o)) if (k !== 'metadata') delete o[k];
     o.metadata = {
       name: obj.metadata?.name,
       namespace: obj.metadata?.namespace,
       resourceVersion: obj.metadata?.resourceVersion,
     };
-    const before = this.hostPrints.get(key);
-    this.hostPrints.set(key, print);
-    if (before !== print) this.changed(`BareMetalHost ${key}`);
+    const key = `${kind}/${object.origin}`;
+    const before = this.metal3.get(key);
+    // Unchanged for the plan: the object it was built from stays the same one.
+    if (before?.print === print) return;
+    this.metal3.set(key, { object, print });
+    this.changed(`${kind} ${object.origin}`);
   }
 
   private changed(what: string): void {
@@ -522,32 +590,89 @@ export function siteDocument(obj: KubernetesObject): Record<string, unknown> {
   return doc;
 }
 
+type Metal3Kind = WatchedMetal3Object['kind'];
+
+/** The fields of a BareMetalHost's spec and status the plan reads (observe/inventory/hosts.ts). */
+const HOST_SPEC = ['online', 'bootMACAddress', 'consumerRef'] as const;
+const HOST_STATUS = [
+  'poweredOn',
+  'operationalStatus',
+  'errorMessage',
+  'errorType',
+  'hardware',
+] as const;
+
+/**
+ * What the plan reads of a BareMetalHost (labels; online, boot MAC and consumerRef; state,
+ * power, errors, hardware) or of a HardwareData (its hardware), nothing else.
+ */
+export function watchedObject(kind: Metal3Kind, o: Record<string, unknown>): WatchedMetal3Object {
+  const m = (o['metadata'] ?? {}) as {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+  };
+  const metadata: WatchedMetal3Object['metadata'] = {
+    name: m.name ?? '',
+    namespace: m.namespace ?? '',
+  };
+  if (m.labels) metadata.labels = m.labels;
+  const origin = `${metadata.namespace}/${metadata.name}`;
+  const spec = record(o['spec']);
+  if (kind === 'HardwareData')
+    return {
+      kind,
+      metadata,
+      spec: spec?.['hardware'] ? { hardware: spec['hardware'] } : {},
+      origin,
+    };
+  const out: WatchedMetal3Object = { kind, metadata, origin };
+  if (spec) out.spec = pick(spec, HOST_SPEC);
+  const status = record(o['status']);
+  // Empty or absent stays so: metal3 has not reported on the host (an ineligibility of its own).
+  if (!status || Object.keys(status).length === 0) {
+    if (o['status'] !== undefined) out.status = o['status'] as Record<string, unknown>;
+    return out;
+  }
+  const provisioning = record(status['provisioning']);
+  out.status = {
+    // Present even when undefined: a status with none of these is still a status.
+    provisioning: provisioning ? { state: provisioning['state'] } : status['provisioning'],
+    ...Object.fromEntries(HOST_STATUS.map((k) => [k, status[k]])),
+  };
+  return out;
+}
+
 /** What the plan reads of a BareMetalHost, as one string: a change of it starts a reconcile. */
 export function hostFingerprint(o: Record<string, unknown>): string {
-  const meta = (o['metadata'] ?? {}) as { labels?: Record<string, string> };
-  const spec = (o['spec'] ?? {}) as Record<string, unknown>;
-  const status = (o['status'] ?? {}) as Record<string, unknown>;
-  const hw = status['hardware'] as
-    | { cpu?: { count?: number }; ramMebibytes?: number; nics?: Record<string, unknown>[] }
-    | undefined;
-  return JSON.stringify([
-    meta.labels ?? {},
-    spec['online'] ?? null,
-    spec['bootMACAddress'] ?? null,
-    spec['consumerRef'] ?? null,
-    (status['provisioning'] as { state?: string } | undefined)?.state ?? null,
-    status['poweredOn'] ?? null,
-    status['operationalStatus'] ?? null,
-    status['errorMessage'] ?? null,
-    status['errorType'] ?? null,
-    hw
-      ? [
-          hw.cpu?.count ?? null,
-          hw.ramMebibytes ?? null,
-          (hw.nics ?? []).map((n) => [n['mac'], n['ip'], n['model'], n['name']]),
-        ]
-      : null,
-  ]);
+  return printOf(watchedObject('BareMetalHost', o));
+}
+
+function printOf(o: WatchedMetal3Object): string {
+  return JSON.stringify([o.metadata.labels ?? {}, o.spec ?? null, o.status ?? null]);
+}
+
+function pick(from: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
+  return out;
+}
+
+function record(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : undefined;
+}
+
+function sameLabels(a: Readonly<Record<string, string>>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const x = new Set(a);
+  const y = new Set(b);
+  return x.size === y.size && [...x].every((v) => y.has(v));
 }
 
 /** `/spec/masters/0/master-1/mac-address` → `spec.masters[0].master-1.mac-address`. */

@@ -1,6 +1,6 @@
 import { lstat, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { CORE_SCHEMA, load } from 'js-yaml';
 import { StalledError } from '../util/errors.js';
 import { STATUS_DIR } from './site-path.js';
 import type { HistoryEntry } from './history.js';
@@ -19,6 +19,18 @@ export interface SiteObjectRef {
   /** Set once the object is being deleted: it is then no part of the site. */
   deletionTimestamp?: string;
   spec: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Operator mode: a BareMetalHost or HardwareData as the watch keeps it, with only what the
+ * plan reads of it (observe/inventory/hosts.ts reads nothing else).
+ */
+export interface WatchedMetal3Object {
+  kind: 'BareMetalHost' | 'HardwareData';
+  metadata: { name: string; namespace: string; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+  origin: string;
 }
 
 /** Where a reconcile reads the site from and writes its reports to. */
@@ -59,6 +71,13 @@ export interface SiteSource {
    * one cluster (a Site object, a problem without an object).
    */
   isolate?(problems: readonly Problem[]): { clusters: string[]; files: Set<string> } | undefined;
+  /**
+   * Operator mode: the BareMetalHosts and HardwareData of `namespaces` (empty: all) from the
+   * watch's cache, as a controller reads its informers' caches instead of listing at every
+   * reconcile; undefined when the watch does not cover exactly those namespaces, or metal3's
+   * API is not served (the inventory then lists them itself, and says why it cannot).
+   */
+  watchedInventory?(namespaces: readonly string[]): readonly WatchedMetal3Object[] | undefined;
   /** Operator mode: sets an object's finalizers (bpa adds and removes only its own). */
   setFinalizers?(ref: SiteObjectRef, finalizers: string[]): Promise<void>;
   /**
@@ -112,11 +131,20 @@ export async function readReportTexts(siteDir: string): Promise<Map<string, stri
   return out;
 }
 
+/**
+ * Reports parsed as plain data. With js-yaml's YAML 1.2 core schema (what `yaml` writes them
+ * in) rather than `yaml`'s document model: status/inventory.yaml lists every host, and for
+ * 10,000 hosts `yaml` held over 350 MB of syntax nodes at once while parsing it.
+ */
+export function parseReport(text: string): unknown {
+  return load(text, { schema: CORE_SCHEMA });
+}
+
 export function parseReports(texts: ReadonlyMap<string, string>): Map<string, unknown> {
   const out = new Map<string, unknown>();
   for (const [path, text] of texts) {
     try {
-      out.set(path, parse(text));
+      out.set(path, parseReport(text));
     } catch {
       // A damaged report is simply rewritten.
     }

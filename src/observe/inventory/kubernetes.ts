@@ -56,6 +56,21 @@ export async function listMetal3Objects(opts: KubernetesInventoryOptions): Promi
 }
 
 /**
+ * For hosts taken from a watch's cache: a configured namespace without any BareMetalHost is
+ * checked as a listed one is (checkNamespace).
+ */
+export async function checkNamespaces(
+  kc: KubeConfig,
+  namespaces: readonly string[],
+  objects: readonly Metal3Object[],
+): Promise<void> {
+  const seen = new Set<string>();
+  for (const o of objects)
+    if (o.kind === 'BareMetalHost' && o.metadata?.namespace) seen.add(o.metadata.namespace);
+  for (const namespace of namespaces) if (!seen.has(namespace)) await checkNamespace(kc, namespace);
+}
+
+/**
  * The API server lists a namespace that does not exist as empty, exactly like one without
  * hosts. When a configured namespace gives no BareMetalHost, bpa asks whether it exists, so
  * a misspelt namespace stops with its name instead of planning against no hosts. When the

@@ -6,12 +6,12 @@ import {
   setHeaderOptions,
   type KubeConfig,
 } from '@kubernetes/client-node';
-import { parse as yamlParse } from 'yaml';
 import type { ApplyResult } from '../../apply/engine.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, explainApiError, httpStatus } from '../../kube/api.js';
 import type { LoadedDocument } from '../../load/index.js';
 import type { Plan } from '../../plan/index.js';
-import { STATUS_DIR } from '../../source/site-path.js';
+import { INVENTORY_REPORT, STATUS_DIR } from '../../source/site-path.js';
+import { parseReport } from '../../source/site-source.js';
 import type { Logger } from '../../util/log.js';
 import type { SiteModel } from '../../validate/model.js';
 import type { ApprovalBlock, ClusterStatusDoc, SiteStatusDoc } from '../status.js';
@@ -449,10 +449,11 @@ interface Reports {
 function parseReports(texts: ReadonlyMap<string, string>): Reports {
   const out: Reports = { clusters: new Map() };
   for (const [path, text] of texts) {
-    if (!path.startsWith(`${STATUS_DIR}/`)) continue;
+    // The inventory (every host) is no object's status: not parsed for nothing.
+    if (!path.startsWith(`${STATUS_DIR}/`) || path === INVENTORY_REPORT) continue;
     let doc: unknown;
     try {
-      doc = yamlParse(text);
+      doc = parseReport(text);
     } catch {
       continue;
     }

@@ -27,7 +27,7 @@ const RBAC_TABLE: ReadonlyArray<
   readonly [scope: 'cluster' | 'namespace', group: string, resource: string, verbs: string]
 > = [
   ['cluster', 'metal3.io', 'baremetalhosts', 'list watch'],
-  ['cluster', 'metal3.io', 'hardwaredata', 'list'],
+  ['cluster', 'metal3.io', 'hardwaredata', 'list watch'],
   ['cluster', '', 'namespaces', 'get'],
   ['namespace', '', 'secrets', 'get create update delete'],
   ['namespace', '', 'configmaps', 'get create update delete'],

@@ -4,10 +4,34 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubernetesSource } from '../../../src/source/kubernetes-source.js';
 import { silentLogger } from '../../../src/util/log.js';
-import { startFakeKube, type FakeKube } from '../../fakes/kube-api-server.js';
+import { DEFAULT_RESOURCES, startFakeKube, type FakeKube } from '../../fakes/kube-api-server.js';
+import { provisionedHostStatus } from '../../k8s/kube-objects.js';
+import { listMetal3Objects } from '../../../src/observe/inventory/kubernetes.js';
+import { hostsFromObjects } from '../../../src/observe/inventory/hosts.js';
+import { observe } from '../../../src/observe/index.js';
+import type { SiteModel } from '../../../src/validate/model.js';
+import { SiteCache } from '../../../src/load/cache.js';
+import { DEFAULT_LIMITS, loadSite } from '../../../src/load/index.js';
 import { waitFor } from '../../integration/apply/harness.js';
 import { fieldPath, hostFingerprint, siteDocument } from '../../../src/source/kubernetes-source.js';
 import { coalesce } from '../../../src/serve/operator.js';
+
+const SITE_TYPES = [
+  ['sites', 'site', 'Site'],
+  ['clusters', 'cluster', 'Cluster'],
+  ['provisionings', 'provisioning', 'Provisioning'],
+  ['softwares', 'software', 'Software'],
+].map(([plural, singular, kind]) => ({
+  group: 'bpa.akraino.org',
+  version: 'v1alpha1',
+  plural: plural as string,
+  singular: singular as string,
+  kind: kind as string,
+  namespaced: true,
+  statusSubresource: true,
+  builtin: false,
+  returnsDeletedObject: true,
+}));
 
 describe('operator mode: objects as site documents', () => {
   it('gives a problem the field path of its pointer', () => {
@@ -98,22 +122,6 @@ describe('operator mode: a burst of changes is one trigger', () => {
 
 describe('operator mode: the watch of the site objects (fake API server, for its faults)', function () {
   this.timeout(20_000);
-  const SITE_TYPES = [
-    ['sites', 'site', 'Site'],
-    ['clusters', 'cluster', 'Cluster'],
-    ['provisionings', 'provisioning', 'Provisioning'],
-    ['softwares', 'software', 'Software'],
-  ].map(([plural, singular, kind]) => ({
-    group: 'bpa.akraino.org',
-    version: 'v1alpha1',
-    plural: plural as string,
-    singular: singular as string,
-    kind: kind as string,
-    namespaced: true,
-    statusSubresource: true,
-    builtin: false,
-    returnsDeletedObject: true,
-  }));
   let fake: FakeKube;
   let source: KubernetesSource | undefined;
   let tmp: string;
@@ -197,5 +205,211 @@ describe('operator mode: the watch of the site objects (fake API server, for its
       async () => (source?.notReady() === undefined ? true : undefined),
       10_000,
     );
+  });
+});
+
+describe('operator mode: the inventory from the watch (fake API server)', function () {
+  this.timeout(20_000);
+  let fake: FakeKube;
+  let source: KubernetesSource | undefined;
+  let tmp: string;
+  beforeEach(async () => {
+    fake = await startFakeKube({
+      resources: [...SITE_TYPES, ...DEFAULT_RESOURCES.filter((r) => r.group === 'metal3.io')],
+    });
+    tmp = await mkdtemp(join(tmpdir(), 'bpa-ksrc-'));
+  });
+  afterEach(async () => {
+    await source?.stop();
+    source = undefined;
+    await fake.stop();
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  // A host as metal3 keeps it: most of it is nothing the plan reads.
+  const bmh = (i: number, status: Record<string, unknown> = {}) => ({
+    apiVersion: 'metal3.io/v1alpha1',
+    kind: 'BareMetalHost',
+    metadata: {
+      name: `node-${i}`,
+      namespace: 'ns',
+      labels: { rack: 'a' },
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': 'x'.repeat(2000) },
+      managedFields: [{ manager: 'baremetal-operator', fieldsV1: { 'f:status': {} } }],
+    },
+    spec: {
+      online: true,
+      bootMACAddress: `52:54:00:00:01:0${i}`,
+      bmc: { address: `ipmi://10.0.0.${i}`, credentialsName: `node-${i}-bmc` },
+      image: { url: 'http://x/image.qcow2' },
+    },
+    status: {
+      ...provisionedHostStatus(i),
+      lastUpdated: '2026-11-28T00:00:00Z',
+      operationHistory: { register: { start: '2026-11-28T00:00:00Z' } },
+      goodCredentials: { credentials: { name: `node-${i}-bmc` } },
+      hardware: {
+        cpu: { count: 8, model: 'Xeon' },
+        ramMebibytes: 8192,
+        nics: [{ mac: `52:54:00:00:01:0${i}`, ip: `10.0.1.${i}`, name: 'eth0', model: 'virtio' }],
+        storage: [{ name: '/dev/sda', sizeBytes: 1e12, rotational: false }],
+      },
+      ...status,
+    },
+  });
+  const pick = (m: Record<string, unknown>) => ({
+    name: m['name'],
+    namespace: m['namespace'],
+    resourceVersion: m['resourceVersion'],
+  });
+  const hostLists = (): number =>
+    fake.requests.filter((r) => r.path.endsWith('/baremetalhosts') && r.query['watch'] !== 'true')
+      .length;
+
+  it('gives the hosts from its cache, with only what the plan reads, the same as a list would; a reconcile lists nothing', async () => {
+    for (let i = 1; i <= 3; i++) fake.put(bmh(i));
+    fake.put({
+      apiVersion: 'bpa.akraino.org/v1alpha1',
+      kind: 'Cluster',
+      metadata: {
+        name: 'east',
+        namespace: 'ns',
+        managedFields: [{ manager: 'bpa', fieldsV1: { 'f:status': {} } }],
+      },
+      spec: { provisioningCR: 'east-p' },
+      status: { conditions: [{ type: 'Ready', status: 'True', message: 'x'.repeat(1000) }] },
+    });
+    fake.put({
+      apiVersion: 'metal3.io/v1alpha1',
+      kind: 'HardwareData',
+      metadata: { name: 'node-2', namespace: 'ns' },
+      spec: { hardware: { cpu: { count: 64 }, ramMebibytes: 65536 } },
+    });
+    let changes = 0;
+    source = new KubernetesSource({
+      kubeConfig: fake.kubeConfig('ns'),
+      namespaces: ['ns'],
+      stateDir: tmp,
+      hosts: { kubeConfig: fake.kubeConfig('ns'), namespaces: ['ns'] },
+      log: silentLogger(),
+      onChange: () => changes++,
+    });
+    await source.start();
+    const watched = source.watchedInventory(['ns']);
+    assert.ok(watched, 'the watch covers the namespace');
+    assert.equal(watched.length, 4);
+    for (const o of watched) {
+      assert.deepEqual(
+        Object.keys(o.metadata).sort(),
+        o.kind === 'HardwareData' ? ['name', 'namespace'] : ['labels', 'name', 'namespace'],
+      );
+      const text = JSON.stringify(o);
+      for (const dropped of [
+        'managedFields',
+        'last-applied',
+        'bmc',
+        'image',
+        'operationHistory',
+        'lastUpdated',
+        'goodCredentials',
+      ])
+        assert.ok(!text.includes(dropped), `${o.kind} ${o.origin} keeps ${dropped}`);
+    }
+    // The informers' own copies (compared by resourceVersion on a relist) keep nothing else,
+    // of the hosts as of bpa's objects.
+    const informers = (
+      source as unknown as { watches: Array<{ informer: { list(): object[] } }> }
+    ).watches.flatMap((w) => w.informer.list());
+    assert.equal(informers.length, 5);
+    for (const o of informers)
+      assert.deepEqual(o, {
+        metadata: pick((o as { metadata: Record<string, unknown> }).metadata),
+      });
+
+    // Another set of namespaces than the watch's: the inventory lists them itself.
+    assert.equal(source.watchedInventory(['other']), undefined);
+    assert.equal(source.watchedInventory([]), undefined);
+
+    // The hosts are the ones a list gives, and taking them lists nothing.
+    const listed = hostsFromObjects(
+      await listMetal3Objects({ kubeConfig: fake.kubeConfig('ns'), namespaces: ['ns'] }),
+    );
+    const lists = hostLists();
+    const observed = await observe({} as SiteModel, {
+      inventory: {
+        kind: 'kubernetes',
+        kubeconfig: fake.kubeconfigPath,
+        env: {},
+        namespaces: ['ns'],
+        watched: (ns) => source?.watchedInventory(ns),
+      },
+      leaseFiles: [],
+      now: Date.now(),
+      stateDir: join(tmp, 'state'),
+    });
+    assert.equal(hostLists(), lists, 'no list of the hosts at a reconcile');
+    assert.deepEqual(observed.hosts, listed);
+    assert.equal(observed.hosts.find((h) => h.name === 'node-2')?.cpuCount, 64, 'HardwareData');
+
+    // What the plan does not read changes nothing, not even the object the hosts are built from.
+    const before = changes;
+    fake.put(bmh(1, { lastUpdated: '2026-11-28T01:00:00Z' }));
+    fake.put({ ...bmh(2), spec: { ...bmh(2).spec, bmc: { address: 'ipmi://10.9.9.9' } } });
+    fake.put(bmh(3, { hardware: { ...bmh(3).status.hardware, storage: [] } }));
+    await waitFor('the storage change seen', async () => (changes > before ? true : undefined));
+    const again = source.watchedInventory(['ns']) ?? [];
+    assert.equal(changes, before + 1, 'only the hardware change triggers');
+    assert.equal(again[0], watched[0], 'node-1 is the same object');
+    assert.equal(again[1], watched[1], 'node-2 is the same object');
+    assert.notEqual(again[2], watched[2], 'node-3 is a new one');
+  });
+});
+
+describe('operator mode: the site files as written', function () {
+  this.timeout(20_000);
+  it('says what it wrote with its blob ids: a second load reads and parses no unchanged object again', async () => {
+    const fake = await startFakeKube({ resources: SITE_TYPES });
+    const tmp = await mkdtemp(join(tmpdir(), 'bpa-ksrc-'));
+    const source = new KubernetesSource({
+      kubeConfig: fake.kubeConfig('ns'),
+      namespaces: ['ns'],
+      stateDir: tmp,
+      log: silentLogger(),
+    });
+    try {
+      for (const name of ['east', 'west'])
+        fake.put({
+          apiVersion: 'bpa.akraino.org/v1alpha1',
+          kind: 'Cluster',
+          metadata: { name, namespace: 'ns' },
+          spec: { provisioningCR: `${name}-p` },
+        });
+      await source.start();
+      const cache = new SiteCache();
+      const load = async (): Promise<void> => {
+        const { siteDir } = await source.sync();
+        await loadSite(siteDir, DEFAULT_LIMITS, cache, await source.checkedOut());
+      };
+      await load();
+      assert.deepEqual(cache.counts, { read: 2, reused: 0, parsed: 2 });
+      fake.put({
+        apiVersion: 'bpa.akraino.org/v1alpha1',
+        kind: 'Cluster',
+        metadata: { name: 'west', namespace: 'ns' },
+        spec: { provisioningCR: 'other' },
+      });
+      await waitFor('west changed', async () => {
+        await source.sync();
+        return source.siteObjects().some((o) => o.spec['provisioningCR'] === 'other')
+          ? true
+          : undefined;
+      });
+      await load();
+      assert.deepEqual(cache.counts, { read: 1, reused: 1, parsed: 1 });
+    } finally {
+      await source.stop();
+      await fake.stop();
+      await rm(tmp, { recursive: true, force: true });
+    }
   });
 });
