@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Lab } from '../../lab/lab.js';
+import { canRunAptLab } from '../../lab/apt-repo.js';
+import { canRunLab, type Lab } from '../../lab/lab.js';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const BPA = join(ROOT, 'bin', 'bpa');
@@ -161,6 +162,17 @@ export function pidAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether the lab with a package database per host, the reference installer and Debian's
+ * package tools can run here; prints the reason if not.
+ */
+export async function packageLabReady(): Promise<boolean> {
+  if (!labReady(canRunLab({ isolatedPackages: true }))) return false;
+  const apt = await canRunAptLab();
+  if (!apt.ok) console.log(`    skipped: ${apt.reason}`);
+  return apt.ok;
 }
 
 /** Whether the lab and the reference installer can run here; prints the reason if not. */

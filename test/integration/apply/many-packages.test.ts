@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canRunAptLab, startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
-import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
-import { bpa, labArgs, labReady } from './harness.js';
+import { startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
+import { startLab, type Lab } from '../../lab/lab.js';
+import { bpa, labArgs, packageLabReady } from './harness.js';
 import { writeLabSite } from './lab-site.js';
 
 /**
@@ -37,12 +37,7 @@ describe('apply: 60 packages on a lab host, one removed by hand', function () {
   };
 
   before(async function () {
-    if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
-    const apt = await canRunAptLab();
-    if (!apt.ok) {
-      console.log(`    skipped: ${apt.reason}`);
-      this.skip();
-    }
+    if (!(await packageLabReady())) this.skip();
     lab = await startLab({ hosts: 1, isolatedPackages: true });
     repo = await startAptRepo(
       lab,

@@ -9,9 +9,18 @@ import {
   startFakeKube,
   type KubeObject,
 } from '../../fakes/kube-api-server.js';
-import { canRunAptLab, startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
-import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
-import { bpa, journal, kill, labArgs, labReady, marker, spawnBpa, waitFor } from './harness.js';
+import { startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
+import { startLab, type Lab } from '../../lab/lab.js';
+import {
+  bpa,
+  journal,
+  kill,
+  labArgs,
+  marker,
+  packageLabReady,
+  spawnBpa,
+  waitFor,
+} from './harness.js';
 import { updateLabSite, writeLabSite, type LabSiteOptions } from './lab-site.js';
 
 /** Real apt-get and dpkg on lab hosts with their own package databases, offline, from a local repository. */
@@ -53,12 +62,7 @@ describe('apply: packages on lab hosts', function () {
     ]);
 
   before(async function () {
-    if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
-    const apt = await canRunAptLab();
-    if (!apt.ok) {
-      console.log(`    skipped: ${apt.reason}`);
-      this.skip();
-    }
+    if (!(await packageLabReady())) this.skip();
     lab = await startLab({ hosts: 3, isolatedPackages: true });
     repo = await startAptRepo(lab, [
       { name: 'bpa-test-a', version: '1.0-1' },

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canRunAptLab, startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
-import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
-import { bpa, labArgs, labReady } from './harness.js';
+import { startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
+import { startLab, type Lab } from '../../lab/lab.js';
+import { bpa, labArgs, packageLabReady } from './harness.js';
 import { writeLabSite } from './lab-site.js';
 
 /**
@@ -21,12 +21,7 @@ describe('plan and apply compute the same plan from the same inputs (lab)', func
   let state: string;
 
   before(async function () {
-    if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
-    const apt = await canRunAptLab();
-    if (!apt.ok) {
-      console.log(`    skipped: ${apt.reason}`);
-      this.skip();
-    }
+    if (!(await packageLabReady())) this.skip();
     lab = await startLab({ hosts: 2, isolatedPackages: true });
     repo = await startAptRepo(lab, [{ name: 'bpa-test-a', version: '1.0-1' }]);
     tmp = await mkdtemp(join(tmpdir(), 'bpa-plan-apply-'));

@@ -4,9 +4,9 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildDeb, canRunAptLab, type DebSpec } from '../../lab/apt-repo.js';
-import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
-import { bpa, labArgs, labReady } from '../apply/harness.js';
+import { buildDeb, type DebSpec } from '../../lab/apt-repo.js';
+import { startLab, type Lab } from '../../lab/lab.js';
+import { bpa, labArgs, packageLabReady } from '../apply/harness.js';
 import { updateLabSite, writeLabSite, type LabSiteOptions } from '../apply/lab-site.js';
 import { startServe, TOKEN, type ServeProcess } from './serve-process.js';
 
@@ -88,12 +88,7 @@ describe('bpa serve apt repository on lab hosts (real apt-get)', function () {
     ]);
 
   before(async function () {
-    if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
-    const apt = await canRunAptLab();
-    if (!apt.ok) {
-      console.log(`    skipped: ${apt.reason}`);
-      this.skip();
-    }
+    if (!(await packageLabReady())) this.skip();
     lab = await startLab({ hosts: 2, isolatedPackages: true });
     tmp = await mkdtemp(join(tmpdir(), 'bpa-apt-lab-'));
     await mkdir(debs(), { recursive: true });

@@ -12,15 +12,15 @@ import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { canRunAptLab, startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
-import { canRunLab, startLab, type Lab } from '../../lab/lab.js';
+import { startAptRepo, type AptRepo } from '../../lab/apt-repo.js';
+import { startLab, type Lab } from '../../lab/lab.js';
 import {
   cordonPatches,
   readyNode,
   startFakeKube,
   type FakeKube,
 } from '../../fakes/kube-api-server.js';
-import { ROOT, labArgs, labReady, spawnBpa, waitFor } from '../apply/harness.js';
+import { labArgs, packageLabReady, ROOT, spawnBpa, waitFor } from '../apply/harness.js';
 import { writeLabSite } from '../apply/lab-site.js';
 import { useRealKube } from '../../k8s/envtest.js';
 import { createObjectsOf } from '../../k8s/kube-objects.js';
@@ -49,12 +49,7 @@ describe('operator mode on lab hosts: the seeds workflow (real kube-apiserver)',
   let site: Doc | undefined;
 
   before(async function () {
-    if (!labReady(canRunLab({ isolatedPackages: true }))) this.skip();
-    const apt = await canRunAptLab();
-    if (!apt.ok) {
-      console.log(`    skipped: ${apt.reason}`);
-      this.skip();
-    }
+    if (!(await packageLabReady())) this.skip();
     // Each host with its own /etc and package database, where the reference installer leaves
     // its markers and apt installs.
     lab = await startLab({ hosts: 2, isolatedPackages: true });
