@@ -191,7 +191,8 @@ export function labReady(canRun: { ok: true } | { ok: false; reason: string }): 
 }
 
 export async function kill(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.pid === undefined) return;
+  // Exited, or ended by a signal: 'exit' has been emitted and will not come again.
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGKILL');
   await exited;

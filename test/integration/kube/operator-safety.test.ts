@@ -11,7 +11,7 @@ import { KubernetesSource } from '../../../src/source/kubernetes-source.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { FakeNodes, fakePorts } from '../../fakes/ports.js';
 import { configWith, writeSite } from '../../fakes/site.js';
-import { spawnBpa, waitFor } from '../apply/harness.js';
+import { kill, spawnBpa, waitFor } from '../apply/harness.js';
 import { useRealKube, type KubeTestEnv } from '../../k8s/envtest.js';
 import { createObjectsOf } from '../../k8s/kube-objects.js';
 
@@ -28,12 +28,7 @@ describe('operator mode: instances and replicas (real kube-apiserver)', function
   const children: ChildProcess[] = [];
   after(async () => {
     for (const s of sources) await s.stop();
-    for (const c of children) {
-      if (c.exitCode === null && c.signalCode === null) {
-        c.kill('SIGKILL');
-        await new Promise((r) => c.once('exit', r));
-      }
-    }
+    for (const c of children) await kill(c);
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 

@@ -13,7 +13,7 @@ import { KubernetesSource } from '../../../src/source/kubernetes-source.js';
 import { formatText, problemsJson } from '../../../src/cli/output/problems.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { configWith } from '../../fakes/site.js';
-import { BPA, ROOT, spawnBpa, waitFor } from '../apply/harness.js';
+import { BPA, kill, ROOT, spawnBpa, waitFor } from '../apply/harness.js';
 import { useRealKube, type KubeTestEnv } from '../../k8s/envtest.js';
 import { createObject, createObjectsOf } from '../../k8s/kube-objects.js';
 import { requireLoopbackOnly } from '../../netns/loopback-only.js';
@@ -144,12 +144,7 @@ describe('operator mode: the site from the cluster (real kube-apiserver)', funct
   });
   after(async () => {
     for (const s of sources) await s.stop();
-    for (const c of children) {
-      if (c.exitCode === null && c.signalCode === null) {
-        c.kill('SIGKILL');
-        await new Promise((r) => c.once('exit', r));
-      }
-    }
+    for (const c of children) await kill(c);
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
