@@ -25,7 +25,8 @@ import type { RunContext } from './context.js';
 
 export const CLUSTER_FINALIZER = 'bpa.akraino.org/cluster';
 
-type Finalizing = Required<Pick<SiteSource, 'siteObjects' | 'setFinalizers'>> &
+/** What deletion needs of an operator-mode source. */
+export type Finalizing = Required<Pick<SiteSource, 'siteObjects' | 'setFinalizers'>> &
   Pick<SiteSource, 'setDeletionStalled'>;
 
 /** The cluster an object belongs to: its `cluster` label, else its name (as validate reads it). */

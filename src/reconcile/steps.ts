@@ -17,7 +17,6 @@ import { DEFAULT_LIMITS, loadSite, locateProblems, type SiteFile } from '../load
 import type { IpSource } from '../observe/inventory/ip.js';
 import type { Flavour } from '../plan/hosts-ini.js';
 import { checkSitePath } from '../source/local-path.js';
-import type { SiteSource } from '../source/site-source.js';
 import { checkStateDir } from '../state/dir.js';
 import { StateLock } from '../state/lock.js';
 import { StalledError } from '../util/errors.js';
@@ -26,6 +25,7 @@ import { validateSite } from '../validate/index.js';
 import { checkSiteNotEmpty } from '../validate/empty-site.js';
 import { checkSiteTrust } from '../validate/trust.js';
 import type { RunContext } from './context.js';
+import type { Finalizing } from './deletion.js';
 
 export interface Step {
   name: string;
@@ -240,12 +240,7 @@ function withoutBlocked(
 }
 
 /** Operator mode: the source's objects and their finalizers; undefined for other sources. */
-function finalizing(
-  ctx: RunContext,
-):
-  | (Required<Pick<SiteSource, 'siteObjects' | 'setFinalizers'>> &
-      Pick<SiteSource, 'setDeletionStalled'>)
-  | undefined {
+function finalizing(ctx: RunContext): Finalizing | undefined {
   const s = ctx.site.kind === 'source' ? ctx.site.source : undefined;
   return s?.siteObjects && s.setFinalizers
     ? {
