@@ -14,7 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import { assignHosts, hostKey } from '../src/plan/assign.js';
 import type { PriorAssignment } from '../src/plan/assign.js';
-import type { Host } from '../src/observe/types.js';
+import { identityMacs, type Host } from '../src/observe/types.js';
 import type { ClusterModel, NodeSpec } from '../src/validate/model.js';
 
 const PROFILES = [
@@ -44,11 +44,13 @@ function site(
   const hosts: Host[] = [];
   for (let i = 0; i < n; i++) {
     const p = PROFILES[i % PROFILES.length] as (typeof PROFILES)[number];
+    const nics = [0, 1, 2].map((k) => ({ mac: mac(i, k), ips: [] }));
     const h: Host = {
       name: `host-${i}`,
       namespace: 'metal3',
       bootMac: mac(i, 0),
-      nics: [0, 1, 2].map((k) => ({ mac: mac(i, k), ips: [] })),
+      nics,
+      macs: identityMacs(mac(i, 0), nics),
       cpuCount: distinct ? p.cpu + (i % 1000) : p.cpu,
       ramMebibytes: distinct ? p.ram + i : p.ram,
       sriov: p.sriov,

@@ -32,6 +32,11 @@ export interface Host {
   ineligibleReason?: string;
   /** Who holds the host (`spec.consumerRef`): "Machine ns/name"; such a host is never placed. */
   consumer?: string;
+  /**
+   * Every MAC that identifies the host (identityMacs of its boot MAC and NICs): what a
+   * pinned node names and what leases are looked up by. Made once, with the host.
+   */
+  macs: readonly string[];
   /** Where the host's data came from (file:line or namespace/name), for messages. */
   origin: string;
   /** What metal3's inspection reported (status.hardware or HardwareData), for placement. */
@@ -73,14 +78,15 @@ export interface DiskFacts {
 }
 
 /**
- * Every MAC that identifies a host: its boot MAC and all NIC MACs, except the null MAC and
- * group (multicast, broadcast) MACs, which no NIC carries as its own (no node can name one).
+ * Every MAC that identifies a host: its boot MAC first, then its NICs' MACs, each once, except
+ * the null MAC and group (multicast, broadcast) MACs, which no NIC carries as its own (no node
+ * can name one). The MACs are normalized already, as a Host's are.
  */
-export function hostMacs(host: Host): string[] {
-  // A host has a handful of MACs: a list is cheaper than a Set (10,000 hosts, several calls each).
+export function identityMacs(bootMac: string | undefined, nics: readonly Nic[]): string[] {
+  // A host has a handful of MACs: a list is cheaper than a Set.
   const macs: string[] = [];
-  if (host.bootMac && namesAHost(host.bootMac)) macs.push(host.bootMac);
-  for (const nic of host.nics) {
+  if (bootMac && namesAHost(bootMac)) macs.push(bootMac);
+  for (const nic of nics) {
     if (namesAHost(nic.mac) && !macs.includes(nic.mac)) macs.push(nic.mac);
   }
   return macs;

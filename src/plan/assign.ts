@@ -27,7 +27,6 @@ import {
 } from './assign/need.js';
 import type { Need } from './assign/need.js';
 import {
-  canonicalMac,
   compareText,
   hasMac,
   hostClasses,
@@ -101,7 +100,6 @@ export interface Assignment {
 export interface Slot {
   cluster: string;
   node: NodeSpec;
-  mac?: string;
   need: Need;
   req: Requirements;
   /** "node-3 (not eligible: powered off)" when the node had to leave its applied host. */
@@ -198,9 +196,7 @@ function orderSlots(clusters: readonly ClusterModel[]): Slot[] {
   const slots: Slot[] = [];
   for (const { c } of ordered) {
     for (const node of c.nodes) {
-      const slot: Slot = { cluster: c.name, node, need: needOf(node), req: requirementsOf(node) };
-      if (node.mac) slot.mac = canonicalMac(node.mac);
-      slots.push(slot);
+      slots.push({ cluster: c.name, node, need: needOf(node), req: requirementsOf(node) });
     }
   }
   return slots;
@@ -261,7 +257,8 @@ function keepPrior(
     if (!entry) why = 'no longer in the inventory';
     else if (!entry.host.eligible)
       why = `not eligible: ${entry.host.ineligibleReason ?? 'unknown'}`;
-    else if (slot.mac && !hasMac(entry, slot.mac)) why = `it does not have mac ${slot.mac}`;
+    else if (slot.node.mac && !hasMac(entry, slot.node.mac))
+      why = `it does not have mac ${slot.node.mac}`;
     else if (site.takers.has(entry)) why = `also recorded for ${takerText(site, entry)}`;
     else if (!qualifies(slot, entry)) {
       if (keepFailing) {
@@ -280,7 +277,7 @@ function keepPrior(
 /** Pass 2: nodes pinned by MAC take exactly that host, verified against their requirements. */
 function placeByMac(slots: Slot[], site: SiteHosts): void {
   for (const slot of slots) {
-    const mac = slot.mac;
+    const mac = slot.node.mac;
     if (slot.placed || !mac) continue;
     const found = site.byMac.get(mac) ?? [];
     const entry = found[0];
@@ -311,7 +308,7 @@ function pinned(entry: SiteHost, mac: string): string {
 
 /** Pass 3: a maximum matching of the remaining nodes to the free eligible hosts. */
 function placeByResources(slots: Slot[], site: SiteHosts): void {
-  const pending = slots.filter((s) => !s.placed && !s.mac);
+  const pending = slots.filter((s) => !s.placed && !s.node.mac);
   if (pending.length === 0) return;
   if (pending.some((s) => s.req.extended)) {
     placeByTerms(pending, site, {

@@ -4,7 +4,7 @@ import {
   type IpSource,
   type SkippedAddress,
 } from '../observe/inventory/ip.js';
-import { hostMacs, type Host, type Lease } from '../observe/types.js';
+import type { Host, Lease } from '../observe/types.js';
 import type { NodeFacts } from '../observe/facts.js';
 import type { AppliedCluster, AppliedState } from '../state/applied.js';
 import { error, warning, type Problem } from '../util/problem.js';
@@ -253,7 +253,7 @@ function planCluster(
     const { resolved: ip, skipped } = resolution;
     if (!ip) {
       blocked.add(cluster.name);
-      const macs = hostMacs(p.host);
+      const { macs } = p.host;
       problems.push(
         error(
           'NO_IP',

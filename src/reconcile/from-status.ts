@@ -4,7 +4,7 @@ import type { Config } from '../config/options.js';
 import type { FactsMap } from '../observe/facts.js';
 import { factsKey } from '../observe/facts.js';
 import type { Observations } from '../observe/index.js';
-import type { HardwareFacts, Host, Lease } from '../observe/types.js';
+import { identityMacs, type HardwareFacts, type Host, type Lease } from '../observe/types.js';
 import { hardwareFacts } from '../observe/inventory/hardware.js';
 import type { InventoryStatusDoc, PlanningSettings } from '../report/inventory.js';
 import type { ClusterStatusDoc } from '../report/status.js';
@@ -63,19 +63,21 @@ export async function readStatusWorld(siteDir: string, model: SiteModel): Promis
     const addrMac = address ? normalizeMac(address.mac) : undefined;
     if (address && addrMac && address.from === 'lease')
       leases.set(addrMac, { mac: addrMac, ip: address.ip, origin });
+    const bootMac = h.bootMAC ? (normalizeMac(h.bootMAC) ?? h.bootMAC) : undefined;
+    const nics = (h.nics ?? []).map((n) => {
+      const mac = normalizeMac(n.mac) ?? n.mac;
+      return {
+        mac,
+        ...(n.name ? { name: n.name } : {}),
+        ...(n.model ? { model: n.model } : {}),
+        ips: address?.from === 'inventory' && addrMac === mac ? [address.ip] : [],
+      };
+    });
     return {
       name: h.name,
       ...(h.namespace ? { namespace: h.namespace } : {}),
-      ...(h.bootMAC ? { bootMac: normalizeMac(h.bootMAC) ?? h.bootMAC } : {}),
-      nics: (h.nics ?? []).map((n) => {
-        const mac = normalizeMac(n.mac) ?? n.mac;
-        return {
-          mac,
-          ...(n.name ? { name: n.name } : {}),
-          ...(n.model ? { model: n.model } : {}),
-          ips: address?.from === 'inventory' && addrMac === mac ? [address.ip] : [],
-        };
-      }),
+      ...(bootMac ? { bootMac } : {}),
+      nics,
       ...(typeof h.cpu === 'number' ? { cpuCount: h.cpu } : {}),
       ...(typeof h.memoryMiB === 'number' ? { ramMebibytes: h.memoryMiB } : {}),
       sriov: h.sriov === true,
@@ -85,6 +87,7 @@ export async function readStatusWorld(siteDir: string, model: SiteModel): Promis
       eligible: h.eligible === true,
       ...(h.eligible === true ? {} : { ineligibleReason: h.reason ?? 'not eligible' }),
       ...(h.consumer !== undefined ? { consumer: h.consumer } : {}),
+      macs: identityMacs(bootMac, nics),
       origin: `${origin} (${h.namespace ? `${h.namespace}/` : ''}${h.name})`,
     };
   });

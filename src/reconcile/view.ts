@@ -2,7 +2,6 @@
 // host. Built once per reconcile from what the steps found; pure. Every message and reason is
 // redacted: they quote site and host values, and the page shows them as they are.
 import { hostKey } from '../observe/inventory/hosts.js';
-import { hostMacs } from '../observe/types.js';
 import type { ActionError, ActionOutcome, ApplyResult } from '../apply/engine.js';
 import type { Observations } from '../observe/index.js';
 import type { Plan } from '../plan/index.js';
@@ -123,7 +122,7 @@ export function siteView(ctx: {
                 const holder = held.get(key);
                 return {
                   key,
-                  macs: hostMacs(h),
+                  macs: [...h.macs],
                   ...(h.cpuCount !== undefined ? { cpu: h.cpuCount } : {}),
                   ...(h.ramMebibytes !== undefined ? { ramMebibytes: h.ramMebibytes } : {}),
                   sriov: h.sriov,

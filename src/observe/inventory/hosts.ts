@@ -1,5 +1,5 @@
 import { isNullMac, normalizeMac } from '../../util/mac.js';
-import type { Host, Nic } from '../types.js';
+import { identityMacs, type Host, type Nic } from '../types.js';
 import { isSriovModel } from './sriov.js';
 import { hardwareFacts } from './hardware.js';
 import { keepsDerived, ObjectMemo } from '../../util/memo.js';
@@ -160,6 +160,7 @@ function hostFromObject(o: Metal3Object, hardwareData: Record<string, unknown> |
     eligible: reason === undefined,
     ineligibleReason: reason,
     ...(consumer === undefined ? {} : { consumer }),
+    macs: identityMacs(bootMac, nics),
     origin: o.origin ?? hostKey(m),
     ...(hardware ? { hardware } : {}),
   };

@@ -1,5 +1,5 @@
 import { BlockList, isIP, isIPv4 } from 'node:net';
-import { hostMacs, type Host, type Lease } from '../types.js';
+import type { Host, Lease } from '../types.js';
 import { keepsDerived } from '../../util/memo.js';
 
 export type IpSource = 'lease' | 'inventory';
@@ -153,14 +153,13 @@ function resolve(
 ): IpResolution {
   // Made only when an address is passed over: nearly every host's first address is usable.
   let skipped: SkippedAddress[] | undefined;
-  const macs = hostMacs(host);
   let nics: Host['nics'] | undefined;
   // IPv4 first, whatever the source: an IPv6 address (a DHCPv6 lease, or one the inventory
   // reports) is the address of a host only when no source has a usable IPv4 one for it.
   for (const wantV4 of [true, false]) {
     for (const source of order) {
       if (source === 'lease') {
-        for (const mac of macs) {
+        for (const mac of host.macs) {
           const lease = leases.get(mac);
           // A MAC's lease is an IPv6 one only when it has no IPv4 lease (select.ts).
           if (!lease || lease.ip.includes(':') === wantV4) continue;

@@ -2,8 +2,6 @@
  * The inventory indexed for assignment: hosts in a fixed order (so input order never changes
  * the outcome), by key, by MAC, and grouped into capacity classes.
  */
-import { hostMacs } from '../../observe/types.js';
-import { normalizeMac } from '../../util/mac.js';
 import type { Host } from '../../observe/types.js';
 import { capacityOf } from './need.js';
 import type { Capacity } from './need.js';
@@ -23,8 +21,6 @@ export interface SiteHost {
   cap: Capacity;
   /** `cap` as a key: hosts with the same one are in the same class (hostClasses). */
   capKey: string;
-  /** The host's MACs, canonical: boot MAC first, then its NICs' (hostMacs). */
-  macs: readonly string[];
 }
 
 /** Eligible hosts with the same capacity; `hosts` sorted by key. */
@@ -71,7 +67,6 @@ interface Derived {
   key: string;
   cap: Capacity;
   capKey: string;
-  macs: string[];
 }
 
 /**
@@ -85,12 +80,7 @@ function deriveHost(host: Host): Derived {
   let d = derived.get(host);
   if (!d) {
     const cap = capacityOf(host);
-    d = {
-      key: hostKey(host),
-      cap,
-      capKey: capKey(cap),
-      macs: canonicalMacs(host),
-    };
+    d = { key: hostKey(host), cap, capKey: capKey(cap) };
     derived.set(host, d);
   }
   return d;
@@ -122,15 +112,8 @@ export function siteHosts(index: HostIndex): SiteHosts {
   return { ...index, index, takers: new Map() };
 }
 
-/** The host's MACs (hostMacs), each canonical. */
-function canonicalMacs(host: Host): string[] {
-  const macs = hostMacs(host); // a list of its own: changed in place
-  for (let i = 0; i < macs.length; i++) macs[i] = canonicalMac(macs[i] as string);
-  return macs;
-}
-
 function entryOf(host: Host, d: Derived): SiteHost {
-  return { host, key: d.key, cap: d.cap, capKey: d.capKey, macs: d.macs };
+  return { host, key: d.key, cap: d.cap, capKey: d.capKey };
 }
 
 function buildIndex(hosts: readonly Host[]): HostIndex {
@@ -143,11 +126,10 @@ function buildIndex(hosts: readonly Host[]): HostIndex {
   for (const entry of all) {
     if (!byKey.has(entry.key)) byKey.set(entry.key, entry);
     if (!entry.host.eligible) ineligible.push(entry);
-    for (const mac of entry.macs) {
+    for (const mac of entry.host.macs) {
       const list = byMac.get(mac);
       if (!list) byMac.set(mac, [entry]);
-      // Two spellings of one MAC on the same host still name one host.
-      else if (list[list.length - 1] !== entry) list.push(entry);
+      else list.push(entry);
     }
   }
   return { hosts: [...hosts], entries, all, byKey, byMac, ineligible };
@@ -210,14 +192,18 @@ function patchIndex(
     const before = last.entries[i] as SiteHost;
     const d = deriveHost(host);
     const was = deriveHost(before.host);
-    if (d.key !== was.key || host.origin !== before.host.origin || !sameList(d.macs, was.macs))
+    if (
+      d.key !== was.key ||
+      host.origin !== before.host.origin ||
+      !sameList(host.macs, before.host.macs)
+    )
       return undefined;
     const entry = entryOf(host, d);
     entries[i] = entry;
     swap.set(before, entry);
     hostSwap.set(before.host, host);
     if ((keys.get(d.key) ?? last.byKey.get(d.key)) === before) keys.set(d.key, entry);
-    for (const mac of d.macs) {
+    for (const mac of host.macs) {
       const list = macs.get(mac) ?? last.byMac.get(mac);
       if (list) macs.set(mac, replaced(list, before, entry));
     }
@@ -307,16 +293,8 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-/**
- * Observe hands over normalized MACs already; normalizing again keeps hand-built hosts
- * honest (normalizeMac returns a canonical MAC as it is, without building anything).
- */
-export function canonicalMac(raw: string): string {
-  return normalizeMac(raw) ?? raw.toLowerCase();
-}
-
 export function hasMac(entry: SiteHost, mac: string): boolean {
-  return entry.macs.includes(mac);
+  return entry.host.macs.includes(mac);
 }
 
 function capKey(c: Capacity): string {

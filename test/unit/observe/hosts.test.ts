@@ -56,6 +56,7 @@ describe('hosts from BareMetalHost objects', () => {
         ['52:54:00:aa:00:02', []],
       ],
     );
+    assert.deepEqual(h?.macs, ['52:54:00:aa:00:01', '52:54:00:aa:00:02']);
     assert.equal(h?.sriov, true, 'X710 NIC model means SR-IOV');
     assert.equal(h?.eligible, true);
   });

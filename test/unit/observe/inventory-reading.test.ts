@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { observe } from '../../../src/observe/index.js';
 import { hostsFromObjects, type Metal3Object } from '../../../src/observe/inventory/hosts.js';
-import { hostMacs, type Host } from '../../../src/observe/types.js';
+import type { Host } from '../../../src/observe/types.js';
 import { planSite, type Plan } from '../../../src/plan/index.js';
 import type { NodeSpec } from '../../../src/validate/model.js';
 import type { Problem } from '../../../src/util/problem.js';
@@ -193,6 +193,39 @@ describe('1. spec.consumerRef: a host held by another controller is never placed
   });
 });
 
+describe('MACs as inventories write them: any case, colons or hyphens', () => {
+  it('a node pinned by a lowercase MAC gets the host whose inventory writes it otherwise', () => {
+    const hosts = hostsFromObjects([
+      bmh('h1', {}, '0A:1B:2C:3D:4E:5F'),
+      bmh('h2', {
+        spec: { bootMACAddress: undefined },
+        status: {
+          hardware: { nics: [{ name: 'eno1', mac: '0A-1B-2C-3D-4E-60', ip: '198.18.0.6' }] },
+        },
+      }),
+    ]);
+    assert.deepEqual(
+      hosts.map((h) => h.macs),
+      [['0a:1b:2c:3d:4e:5f'], ['0a:1b:2c:3d:4e:60']],
+    );
+    const p = plan(
+      [
+        node('m', ['master'], { mac: '0a:1b:2c:3d:4e:5f' }),
+        node('w', ['master'], { mac: '0a:1b:2c:3d:4e:60' }),
+      ],
+      hosts,
+    );
+    assert.deepEqual(p.problems, []);
+    assert.deepEqual(
+      p.clusters[0]?.nodes.map((n) => [n.name, n.host]),
+      [
+        ['m', 'metal3/h1'],
+        ['w', 'metal3/h2'],
+      ],
+    );
+  });
+});
+
 describe('2. a NIC reported as 00:00:00:00:00:00 is not an identity', () => {
   const unknownNic = (mac: string, ip = ''): Metal3Object =>
     bmh(
@@ -228,7 +261,7 @@ describe('2. a NIC reported as 00:00:00:00:00:00 is not an identity', () => {
   for (const [name, objects, mac, expected] of cases) {
     it(name, () => {
       const hosts = hostsFromObjects(objects);
-      for (const h of hosts) assert.ok(!hostMacs(h).includes('00:00:00:00:00:00'));
+      for (const h of hosts) assert.ok(!h.macs.includes('00:00:00:00:00:00'));
       const p = plan([node('m1', ['master'], { mac })], hosts);
       if (typeof expected === 'string') {
         assert.deepEqual(p.problems, []);
@@ -260,7 +293,7 @@ describe('2. a NIC reported as 00:00:00:00:00:00 is not an identity', () => {
         ['eno2', ['172.22.136.9']],
       ],
     );
-    assert.deepEqual(hostMacs(h as Host), []);
+    assert.deepEqual((h as Host).macs, []);
   });
 });
 
@@ -285,7 +318,7 @@ status:
       );
       assert.deepEqual(codes(r), []);
       assert.deepEqual(
-        r.hosts.map((h) => [h.name, hostMacs(h)]),
+        r.hosts.map((h) => [h.name, h.macs]),
         [
           ['node-1', ['52:54:00:aa:00:01']],
           ['node-2', ['52:54:00:aa:00:02']],
@@ -334,7 +367,7 @@ status:
       /MAC ff:ff:ff:ff:ff:ff of BareMetalHost "metal3\/node-2" is a multicast or broadcast/,
     );
     assert.deepEqual(
-      r.hosts.map((h) => [h.name, hostMacs(h)]),
+      r.hosts.map((h) => [h.name, h.macs]),
       identities,
     );
   });
@@ -343,14 +376,14 @@ status:
     const r = await readInventory(files, 'directory');
     assert.deepEqual(codes(r), []);
     assert.deepEqual(
-      r.hosts.map((h) => [h.name, hostMacs(h)]),
+      r.hosts.map((h) => [h.name, h.macs]),
       identities,
     );
   });
 
   it('a host observed with only a group boot MAC is matched by resources, not by that MAC', () => {
     const [h] = hostsFromObjects([bmh('x', {}, '33:33:00:00:00:01')]);
-    assert.deepEqual(hostMacs(h as Host), []);
+    assert.deepEqual((h as Host).macs, []);
   });
 });
 

@@ -29,6 +29,7 @@ function host(
   const h: Host = {
     name,
     nics: [],
+    macs: [],
     sriov: false,
     qat: false,
     labels: o.labels ?? {},
@@ -555,6 +556,7 @@ describe('placement terms: site-wide assignment', () => {
     n.mac = '00:00:00:00:00:01';
     const h = host('h', { hw: GOLD });
     h.nics = [{ mac: '00:00:00:00:00:01', ips: [] }];
+    h.macs = ['00:00:00:00:00:01'];
     const a = assignHosts([cluster('c', [n])], [h], []);
     assert.equal(a.placements.length, 0);
     assert.equal(

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { Host } from '../../../src/observe/types.js';
+import { identityMacs, type Host } from '../../../src/observe/types.js';
 import { assignHosts, type Assignment, type PriorAssignment } from '../../../src/plan/assign.js';
 import type { ClusterModel } from '../../../src/validate/model.js';
 import {
@@ -36,7 +36,11 @@ function view(index: HostIndex): unknown {
 
 /** `hosts` with host `n` (1-based) replaced by a new object with `over`. */
 function replace(list: Host[], n: number, over: Partial<Host>): Host[] {
-  return list.map((h, i) => (i === n - 1 ? { ...h, ...over } : h));
+  return list.map((h, i) => {
+    if (i !== n - 1) return h;
+    const next = { ...h, ...over };
+    return { ...next, macs: identityMacs(next.bootMac, next.nics) };
+  });
 }
 
 const plain = (a: Assignment): unknown => ({ placements: a.placements, unplaced: a.unplaced });

@@ -1,11 +1,12 @@
-import type { Host } from '../../../src/observe/types.js';
+import { identityMacs, type Host } from '../../../src/observe/types.js';
 import type { AppliedCluster, AppliedState } from '../../../src/state/applied.js';
 import type { ClusterModel, NodeSpec, PackageSpec } from '../../../src/validate/model.js';
 import type { Lease } from '../../../src/observe/types.js';
 
+/** Host `n`; its identity MACs follow from `over`'s boot MAC and NICs, unless it gives them. */
 export function host(n: number, over: Partial<Host> = {}): Host {
   const mac = `52:54:00:00:00:${n.toString(16).padStart(2, '0')}`;
-  return {
+  const h: Omit<Host, 'macs'> & { macs?: readonly string[] } = {
     name: `node-${n}`,
     namespace: 'metal3',
     bootMac: mac,
@@ -19,6 +20,7 @@ export function host(n: number, over: Partial<Host> = {}): Host {
     origin: `hosts.yaml`,
     ...over,
   };
+  return { ...h, macs: h.macs ?? identityMacs(h.bootMac, h.nics) };
 }
 
 export function leasesFor(hosts: Host[]): Map<string, Lease> {

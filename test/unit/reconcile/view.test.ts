@@ -49,6 +49,7 @@ describe('reconcile: the status page view', () => {
     name: 'host-1',
     namespace: 'metal3',
     nics: [],
+    macs: [],
     sriov: false,
     qat: false,
     labels: {},

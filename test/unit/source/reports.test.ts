@@ -20,6 +20,7 @@ function inventoryReport(n: number): string {
       nics: [
         { mac, ips: [`10.${(i >> 8) & 255}.${i & 255}.1`], name: 'eth0', model: '0x8086 0x1572' },
       ],
+      macs: [mac],
       cpuCount: 32,
       ramMebibytes: 65536,
       sriov: true,
