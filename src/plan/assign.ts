@@ -17,14 +17,7 @@ import type { Host } from '../observe/types.js';
 import type { ClusterModel, NodeSpec } from '../validate/model.js';
 import { ClassMatcher } from './assign/class-matcher.js';
 import { describeCompetition, describeIneligible } from './assign/diagnose.js';
-import {
-  describeFit,
-  describeNeed,
-  describeShortfalls,
-  fits,
-  needOf,
-  shortfalls,
-} from './assign/need.js';
+import { describeFit, describeNeed, describeShortfalls, fits, shortfalls } from './assign/need.js';
 import type { Need } from './assign/need.js';
 import {
   compareText,
@@ -100,7 +93,6 @@ export interface Assignment {
 export interface Slot {
   cluster: string;
   node: NodeSpec;
-  need: Need;
   req: Requirements;
   /** "node-3 (not eligible: powered off)" when the node had to leave its applied host. */
   movedFrom?: string;
@@ -196,7 +188,7 @@ function orderSlots(clusters: readonly ClusterModel[]): Slot[] {
   const slots: Slot[] = [];
   for (const { c } of ordered) {
     for (const node of c.nodes) {
-      slots.push({ cluster: c.name, node, need: needOf(node), req: requirementsOf(node) });
+      slots.push({ cluster: c.name, node, req: requirementsOf(node) });
     }
   }
   return slots;
@@ -217,12 +209,12 @@ export function place(
 
 /** What a host fails of a node's required terms, as one text ("" when it passes). */
 function failText(slot: Slot, entry: SiteHost): string {
-  if (!slot.req.extended) return describeShortfalls(shortfalls(slot.need, entry.cap));
+  if (!slot.req.extended) return describeShortfalls(shortfalls(slot.req.need, entry.cap));
   return failures(slot.req, entry.host).map(describeFailure).join('; ');
 }
 
 function qualifies(slot: Slot, entry: SiteHost): boolean {
-  return slot.req.extended ? passes(slot.req, entry.host) : fits(slot.need, entry.cap);
+  return slot.req.extended ? passes(slot.req, entry.host) : fits(slot.req.need, entry.cap);
 }
 
 export function fail(slot: Slot, text: string): void {
@@ -329,12 +321,12 @@ function placeByResources(slots: Slot[], site: SiteHosts): void {
   /** The need class of each of `pending`, in the same order. */
   const classOf = new Int32Array(pending.length);
   pending.forEach((s, at) => {
-    const k = needKeyOf(s.need);
+    const k = needKeyOf(s.req.need);
     let i = needIndex.get(k);
     if (i === undefined) {
       i = needs.length;
       needIndex.set(k, i);
-      needs.push(s.need);
+      needs.push(s.req.need);
       members.push([]);
     }
     members[i]?.push(s);
@@ -361,10 +353,10 @@ function placeByResources(slots: Slot[], site: SiteHosts): void {
         const slot = list[n++] as Slot;
         const entry = pool[next[j] ?? 0] as SiteHost;
         next[j] = (next[j] ?? 0) + 1;
-        let reason = reasons.get(slot.need.memText);
+        let reason = reasons.get(slot.req.need.memText);
         if (reason === undefined) {
-          reason = describeFit(slot.need, cls.cap);
-          reasons.set(slot.need.memText, reason);
+          reason = describeFit(slot.req.need, cls.cap);
+          reasons.set(slot.req.need.memText, reason);
         }
         place(site, slot, entry, false, reason);
       }
@@ -378,10 +370,10 @@ function placeByResources(slots: Slot[], site: SiteHosts): void {
     const i = classOf[at] as number;
     let text = competition.get(i);
     if (text === undefined) {
-      text = describeCompetition(s.need, classes, site.takers);
+      text = describeCompetition(s.req.need, classes, site.takers);
       competition.set(i, text);
     }
-    const need = describeNeed(s.need) || 'any eligible host';
+    const need = describeNeed(s.req.need) || 'any eligible host';
     if (site.all.length === 0) fail(s, `needs ${need}; ${EMPTY}`);
     else fail(s, `needs ${need}; ${text}${ineligible ? `. ${ineligible}` : ''}`);
   });

@@ -11,7 +11,6 @@
  * then node classes earlier in site order are served first (their rank).
  */
 import { describeFit } from './need.js';
-import type { Need } from './need.js';
 import { MinCostFlow } from './min-cost-flow.js';
 import {
   describeRequirements,
@@ -31,7 +30,6 @@ const LISTED = 3;
 export interface TermSlot {
   cluster: string;
   node: { name: string };
-  need: Need;
   req: Requirements;
   placed?: unknown;
   closest?: Array<{ host: string; failures: Failure[] }>;
@@ -235,7 +233,7 @@ function anchorIndex(
 }
 
 function reasonOf(slot: TermSlot, entry: SiteHost, weight: number): string {
-  if (!slot.req.extended) return describeFit(slot.need, entry.cap);
+  if (!slot.req.extended) return describeFit(slot.req.need, entry.cap);
   const n = slot.req.required.length;
   const pref = slot.req.preferred.length ? `, preferred weight ${weight}` : '';
   return `terms: ${n} required passed${pref}`;

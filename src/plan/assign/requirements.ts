@@ -16,7 +16,8 @@ import type {
   NumberRange,
   StringMatch,
 } from '../../validate/model.js';
-import { needOf } from './need.js';
+import { needOf, type Need } from './need.js';
+import { ObjectMemo } from '../../util/memo.js';
 
 /** One unmet requirement: which, what the host has, what the node needs. */
 export interface Failure {
@@ -36,6 +37,8 @@ export interface Check {
 export interface Requirements {
   /** Nodes with the same key have the same requirements. */
   key: string;
+  /** The ICN shorthands (cpu, memory, sriov, qat): the same for every node sharing these. */
+  need: Need;
   /** Terms beyond the ICN shorthands (hostSelector, hardware, preferred). */
   extended: boolean;
   required: Check[];
@@ -54,7 +57,7 @@ export interface Requirements {
   anchor?: { key: string; values: string[] };
 }
 
-const compiled = new WeakMap<NodeSpec, Requirements>();
+const compiled = new ObjectMemo<NodeSpec, Requirements>();
 
 /**
  * Requirement sets already compiled, by the node's shorthands and the identity of its term
@@ -83,7 +86,7 @@ export function requirementsOf(node: NodeSpec): Requirements {
   const k = `${need.cpu}/${need.memMib}/${need.memText}/${need.sriov}/${need.qat}/${idOf(node.hostSelector)}/${idOf(node.hardware)}/${idOf(node.preferred)}`;
   r = shared.get(k);
   if (!r) {
-    r = compile(node);
+    r = compile(node, need);
     if (shared.size >= SHARED_LIMIT) shared.clear();
     shared.set(k, r);
   }
@@ -123,8 +126,7 @@ export function describeFailure(f: Failure): string {
     : `${f.requirement}: has ${f.has}, needs ${f.needs}`;
 }
 
-function compile(node: NodeSpec): Requirements {
-  const need = needOf(node);
+function compile(node: NodeSpec, need: Need): Requirements {
   const required: Check[] = [];
   if (need.cpu >= 0) required.push(rangeCheck('cpu.count', (h) => h.cpuCount, { min: need.cpu }));
   if (need.memMib >= 0) {
@@ -179,7 +181,7 @@ function compile(node: NodeSpec): Requirements {
     : `${need.cpu}/${need.memMib}/${need.sriov ? 1 : 0}/${need.qat ? 1 : 0}`;
   const anchor = anchorOf(node.hostSelector);
   const requiredKey = `${need.cpu}/${need.memMib}/${need.sriov}/${need.qat}/${idOf(node.hostSelector)}/${idOf(node.hardware)}`;
-  return { key, extended, required, requiredKey, preferred, ...(anchor ? { anchor } : {}) };
+  return { key, need, extended, required, requiredKey, preferred, ...(anchor ? { anchor } : {}) };
 }
 
 function anchorOf(sel: HostSelector | undefined): Requirements['anchor'] {

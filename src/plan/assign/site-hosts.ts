@@ -63,27 +63,21 @@ export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-interface Derived {
-  key: string;
-  cap: Capacity;
-  capKey: string;
-}
-
 /**
- * What indexing derives from a host alone, kept for as long as the host object lives: under
- * `bpa serve` the hosts of unchanged inventory documents are the same objects from one
- * reconcile to the next (observe/inventory/hosts.ts), and a host is never changed once built.
+ * Each host's entry, kept for as long as the host object lives: under `bpa serve` the hosts
+ * of unchanged inventory documents are the same objects from one reconcile to the next
+ * (observe/inventory/hosts.ts), and neither a host nor an entry is changed once made.
  */
-const derived = new ObjectMemo<Host, Derived>();
+const entryMemo = new ObjectMemo<Host, SiteHost>();
 
-function deriveHost(host: Host): Derived {
-  let d = derived.get(host);
-  if (!d) {
+function entryOf(host: Host): SiteHost {
+  let entry = entryMemo.get(host);
+  if (!entry) {
     const cap = capacityOf(host);
-    d = { key: hostKey(host), cap, capKey: capKey(cap) };
-    derived.set(host, d);
+    entry = { host, key: hostKey(host), cap, capKey: capKey(cap) };
+    entryMemo.set(host, entry);
   }
-  return d;
+  return entry;
 }
 
 /** More changed hosts than this and the index is built again rather than patched. */
@@ -112,12 +106,8 @@ export function siteHosts(index: HostIndex): SiteHosts {
   return { ...index, index, takers: new Map() };
 }
 
-function entryOf(host: Host, d: Derived): SiteHost {
-  return { host, key: d.key, cap: d.cap, capKey: d.capKey };
-}
-
 function buildIndex(hosts: readonly Host[]): HostIndex {
-  const entries = hosts.map((host) => entryOf(host, deriveHost(host)));
+  const entries = hosts.map(entryOf);
   // Observe hands hosts over sorted by key already: checked in one pass, sorted only if not.
   const all = inOrder(entries) ? [...entries] : [...entries].sort(byKeyThenOrigin);
   const byKey = new Map<string, SiteHost>();
@@ -190,19 +180,17 @@ function patchIndex(
   for (const i of changed) {
     const host = hosts[i] as Host;
     const before = last.entries[i] as SiteHost;
-    const d = deriveHost(host);
-    const was = deriveHost(before.host);
+    const entry = entryOf(host);
     if (
-      d.key !== was.key ||
+      entry.key !== before.key ||
       host.origin !== before.host.origin ||
       !sameList(host.macs, before.host.macs)
     )
       return undefined;
-    const entry = entryOf(host, d);
     entries[i] = entry;
     swap.set(before, entry);
     hostSwap.set(before.host, host);
-    if ((keys.get(d.key) ?? last.byKey.get(d.key)) === before) keys.set(d.key, entry);
+    if ((keys.get(entry.key) ?? last.byKey.get(entry.key)) === before) keys.set(entry.key, entry);
     for (const mac of host.macs) {
       const list = macs.get(mac) ?? last.byMac.get(mac);
       if (list) macs.set(mac, replaced(list, before, entry));
@@ -210,10 +198,10 @@ function patchIndex(
     const eligible = host.eligible === before.host.eligible;
     if (!eligible || !host.eligible || !before.host.eligible) sameIneligible = false;
     // Host classes follow when the host stays in its class (same capacity and eligibility).
-    if (d.capKey !== was.capKey || !eligible) sameClasses = false;
-    else if (host.eligible) classKeys.add(d.capKey);
+    if (entry.capKey !== before.capKey || !eligible) sameClasses = false;
+    else if (host.eligible) classKeys.add(entry.capKey);
     if (
-      d.capKey !== was.capKey ||
+      entry.capKey !== before.capKey ||
       !eligible ||
       host.ineligibleReason !== before.host.ineligibleReason
     )
