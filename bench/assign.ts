@@ -48,6 +48,7 @@ function site(
     const h: Host = {
       name: `host-${i}`,
       namespace: 'metal3',
+      key: `metal3/host-${i}`,
       bootMac: mac(i, 0),
       nics,
       macs: identityMacs(mac(i, 0), nics),

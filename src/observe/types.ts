@@ -18,6 +18,8 @@ export interface Nic {
 export interface Host {
   name: string;
   namespace?: string;
+  /** `namespace/name`, or the name alone (inventory/hosts.ts hostKey): made once, with the host. */
+  key: string;
   /** Normalized boot MAC (spec.bootMACAddress), when given. */
   bootMac?: string;
   /** NICs by normalized MAC; a NIC listed twice (IPv4 and IPv6 entries) appears once. */

@@ -278,7 +278,10 @@ function placeByMac(slots: Slot[], site: SiteHosts): void {
       continue;
     }
     if (found.length > 1) {
-      fail(slot, `mac ${mac} belongs to more than one host: ${found.map((e) => e.key).join(', ')}`);
+      fail(
+        slot,
+        `mac ${mac} belongs to more than one host: ${found.map((e) => e.host.key).join(', ')}`,
+      );
       continue;
     }
     if (!entry.host.eligible)
@@ -295,7 +298,7 @@ function placeByMac(slots: Slot[], site: SiteHosts): void {
 
 /** "host metal3/node-1 (mac …)", written only for a problem: most pinned nodes get their host. */
 function pinned(entry: SiteHost, mac: string): string {
-  return `host ${entry.key} (mac ${mac})`;
+  return `host ${entry.host.key} (mac ${mac})`;
 }
 
 /** Pass 3: a maximum matching of the remaining nodes to the free eligible hosts. */

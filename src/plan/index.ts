@@ -9,7 +9,7 @@ import type { NodeFacts } from '../observe/facts.js';
 import type { AppliedCluster, AppliedState } from '../state/applied.js';
 import { error, warning, type Problem } from '../util/problem.js';
 import type { ClusterModel, NodeSpec, SiteModel } from '../validate/model.js';
-import { assignHosts, hostKey, type Placement, type PriorAssignment } from './assign.js';
+import { assignHosts, type Placement, type PriorAssignment } from './assign.js';
 import { describeFailure } from './assign/requirements.js';
 import type { ExecutionSettings } from '../config/execution.js';
 import { canonicalJson, clusterHashText, hashOfEntries } from './hash.js';
@@ -118,12 +118,12 @@ export function planSite(input: PlanInput): Plan {
     const moved = pruned?.placements.find((q) => q.cluster === p.cluster && q.node === p.node);
     const lost = pruned?.unplaced.find((q) => q.cluster === p.cluster && q.node === p.node);
     const would = moved
-      ? `with --prune it would be replaced on ${hostKey(moved.host)}`
+      ? `with --prune it would be replaced on ${moved.host.key}`
       : `with --prune it could not be placed (${lost?.message ?? 'no host passes'})`;
     problems.push(
       warning(
         'HOST_NO_LONGER_QUALIFIES',
-        `cluster ${p.cluster}: node ${p.node} stays on ${hostKey(p.host)}, which no longer passes its required terms (${p.failing.map(describeFailure).join('; ')}); bpa does not move a running node by itself: ${would}`,
+        `cluster ${p.cluster}: node ${p.node} stays on ${p.host.key}, which no longer passes its required terms (${p.failing.map(describeFailure).join('; ')}); bpa does not move a running node by itself: ${would}`,
         nodeWhere(cluster, node),
       ),
     );
@@ -257,7 +257,7 @@ function planCluster(
       problems.push(
         error(
           'NO_IP',
-          `cluster ${cluster.name}: node ${spec.name} is placed on host ${hostKey(p.host)}, but no active lease or inventory address is known for its MACs (${macs.length ? macs.join(', ') : 'none known'})${skipped.length ? `; not usable: ${describeSkipped(skipped)}` : ''}`,
+          `cluster ${cluster.name}: node ${spec.name} is placed on host ${p.host.key}, but no active lease or inventory address is known for its MACs (${macs.length ? macs.join(', ') : 'none known'})${skipped.length ? `; not usable: ${describeSkipped(skipped)}` : ''}`,
           nodeWhere(cluster, spec),
         ),
       );
@@ -268,7 +268,7 @@ function planCluster(
     nodes.push({
       name: spec.name,
       roles: [...spec.roles],
-      host: hostKey(p.host),
+      host: p.host.key,
       mac: ip.mac,
       ip: ip.ip,
       ipSource: ip.source === 'lease' ? `lease ${ip.origin}` : 'inventory',

@@ -6,6 +6,7 @@ import { factsKey } from '../observe/facts.js';
 import type { Observations } from '../observe/index.js';
 import { identityMacs, type HardwareFacts, type Host, type Lease } from '../observe/types.js';
 import { hardwareFacts } from '../observe/inventory/hardware.js';
+import { hostKey } from '../observe/inventory/hosts.js';
 import type { InventoryStatusDoc, PlanningSettings } from '../report/inventory.js';
 import type { ClusterStatusDoc } from '../report/status.js';
 import { INVENTORY_REPORT } from '../source/site-path.js';
@@ -76,6 +77,7 @@ export async function readStatusWorld(siteDir: string, model: SiteModel): Promis
     return {
       name: h.name,
       ...(h.namespace ? { namespace: h.namespace } : {}),
+      key: hostKey(h),
       ...(bootMac ? { bootMac } : {}),
       nics,
       ...(typeof h.cpu === 'number' ? { cpuCount: h.cpu } : {}),

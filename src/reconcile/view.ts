@@ -1,7 +1,6 @@
 // What the status page shows beyond the reports: the plan, the inventory and who holds each
 // host. Built once per reconcile from what the steps found; pure. Every message and reason is
 // redacted: they quote site and host values, and the page shows them as they are.
-import { hostKey } from '../observe/inventory/hosts.js';
 import type { ActionError, ActionOutcome, ApplyResult } from '../apply/engine.js';
 import type { Observations } from '../observe/index.js';
 import type { Plan } from '../plan/index.js';
@@ -118,7 +117,7 @@ export function siteView(ctx: {
             from: obs.inventory,
             hosts: obs.hosts
               .map((h): ViewHost => {
-                const key = hostKey(h);
+                const { key } = h;
                 const holder = held.get(key);
                 return {
                   key,

@@ -1,6 +1,5 @@
 import { stringify } from 'yaml';
 import type { ExecutionSettings } from '../config/execution.js';
-import { hostKey } from '../observe/inventory/hosts.js';
 import { resolveIp, type IpSource } from '../observe/inventory/ip.js';
 import type { HardwareFacts, Host, Lease } from '../observe/types.js';
 import { INVENTORY_REPORT } from '../source/site-path.js';
@@ -80,7 +79,7 @@ export interface InventoryReportInput {
  */
 export function buildInventoryReport(input: InventoryReportInput): string {
   const hosts = [...input.hosts]
-    .sort((a, b) => (hostKey(a) < hostKey(b) ? -1 : hostKey(a) > hostKey(b) ? 1 : 0))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
     .map((h) => observedHost(h, input.leases, input.controller.ipOrder));
   const c = input.controller;
   const body = {

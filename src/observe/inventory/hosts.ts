@@ -38,7 +38,7 @@ export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
     const hw = o.spec?.['hardware'];
     if (isRecord(hw)) hardwareData.set(hostKey(meta(o)), hw);
   }
-  const hosts: Array<{ key: string; host: Host; at: number }> = [];
+  const hosts: Array<{ host: Host; at: number }> = [];
   const keys: Array<string | undefined> = [];
   objects.forEach((o, at) => {
     if (o.kind !== 'BareMetalHost') {
@@ -47,9 +47,9 @@ export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
     }
     const key = hostKey(meta(o));
     keys.push(key);
-    hosts.push({ key, host: hostOf(o, hardwareData.get(key)), at });
+    hosts.push({ host: hostOf(o, key, hardwareData.get(key)), at });
   });
-  hosts.sort((a, b) => cmp(a.key, b.key));
+  hosts.sort((a, b) => cmp(a.host.key, b.host.key));
   const place = new Int32Array(objects.length).fill(-1);
   hosts.forEach((h, i) => (place[h.at] = i));
   const out = hosts.map((h) => h.host);
@@ -59,12 +59,13 @@ export function hostsFromObjects(objects: readonly Metal3Object[]): Host[] {
   return [...out];
 }
 
-function hostOf(o: Metal3Object, hw: Record<string, unknown> | undefined): Host {
-  if (!keepsDerived()) return hostFromObject(o, hw); // a one-shot command (util/memo.ts)
+function hostOf(o: Metal3Object, key: string, hw: Record<string, unknown> | undefined): Host {
+  if (!keepsDerived()) return hostFromObject(o, key, hw); // a one-shot command (util/memo.ts)
   const inputs: HostInputs = { spec: o.spec, status: o.status, origin: o.origin, hw };
   const known = o.metadata ? built.get(o.metadata) : undefined;
+  // The key comes from the metadata, which the memo is keyed by: the same for the same entry.
   if (known && sameInputs(known, inputs)) return known.host;
-  const host = hostFromObject(o, hw);
+  const host = hostFromObject(o, key, hw);
   if (o.metadata) built.set(o.metadata, { ...inputs, host });
   return host;
 }
@@ -105,7 +106,8 @@ function patchHosts(
   const hosts = [...prev.hosts];
   for (const i of changed) {
     const o = objects[i] as Metal3Object;
-    hosts[prev.place[i] as number] = hostOf(o, prev.hardwareData.get(prev.keys[i] as string));
+    const key = prev.keys[i] as string;
+    hosts[prev.place[i] as number] = hostOf(o, key, prev.hardwareData.get(key));
   }
   last = { ...prev, objects: [...objects], hosts };
   return [...hosts];
@@ -131,7 +133,11 @@ function sameInputs(a: HostInputs, b: HostInputs): boolean {
   return a.spec === b.spec && a.status === b.status && a.origin === b.origin && a.hw === b.hw;
 }
 
-function hostFromObject(o: Metal3Object, hardwareData: Record<string, unknown> | undefined): Host {
+function hostFromObject(
+  o: Metal3Object,
+  key: string,
+  hardwareData: Record<string, unknown> | undefined,
+): Host {
   const m = meta(o);
   const status = o.status ?? {};
   const hw = hardwareData ?? (isRecord(status['hardware']) ? status['hardware'] : {});
@@ -148,6 +154,7 @@ function hostFromObject(o: Metal3Object, hardwareData: Record<string, unknown> |
   return {
     name: m.name,
     namespace: m.namespace,
+    key,
     bootMac,
     nics,
     cpuCount: typeof cpu['count'] === 'number' ? cpu['count'] : undefined,
@@ -161,7 +168,7 @@ function hostFromObject(o: Metal3Object, hardwareData: Record<string, unknown> |
     ineligibleReason: reason,
     ...(consumer === undefined ? {} : { consumer }),
     macs: identityMacs(bootMac, nics),
-    origin: o.origin ?? hostKey(m),
+    origin: o.origin ?? key,
     ...(hardware ? { hardware } : {}),
   };
 }

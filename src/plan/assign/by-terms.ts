@@ -245,7 +245,7 @@ function bySize(a: SiteHost | undefined, b: SiteHost | undefined): number {
     a.cap.cpu - b.cap.cpu ||
     a.cap.memMib - b.cap.memMib ||
     Number(a.cap.sriov) + Number(a.cap.qat) - Number(b.cap.sriov) - Number(b.cap.qat) ||
-    (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+    (a.host.key < b.host.key ? -1 : a.host.key > b.host.key ? 1 : 0)
   );
 }
 
@@ -278,7 +278,10 @@ function explain(
       near = near.slice(0, CLOSEST);
     }
   }
-  const closest = near.map((n) => ({ host: n.entry.key, failures: failures(req, n.entry.host) }));
+  const closest = near.map((n) => ({
+    host: n.entry.host.key,
+    failures: failures(req, n.entry.host),
+  }));
   let text: string;
   if (qualify === 0) text = 'no eligible host passes its required terms';
   else {

@@ -52,7 +52,7 @@ export function describeCompetition(
         : `${pluralize(qualify, 'host')} qualify, ${taken} taken by ${who}`;
   }
   if (nearest)
-    text += `; nearest: ${nearest.entry.key} has ${describeShortfallsBrief(nearest.miss)}`;
+    text += `; nearest: ${nearest.entry.host.key} has ${describeShortfallsBrief(nearest.miss)}`;
   return text;
 }
 
@@ -61,6 +61,6 @@ export function describeIneligible(ineligible: readonly SiteHost[]): string {
   if (ineligible.length === 0) return '';
   const shown = ineligible
     .slice(0, LISTED_INELIGIBLE)
-    .map((e) => `${e.key} ${e.host.ineligibleReason ?? 'not eligible'}`);
+    .map((e) => `${e.host.key} ${e.host.ineligibleReason ?? 'not eligible'}`);
   return `${pluralize(ineligible.length, 'host')} ineligible: ${listWithMore(shown, ineligible.length, '; ')}`;
 }

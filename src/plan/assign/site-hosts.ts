@@ -17,7 +17,6 @@ export interface Taker {
 
 export interface SiteHost {
   host: Host;
-  key: string;
   cap: Capacity;
   /** `cap` as a key: hosts with the same one are in the same class (hostClasses). */
   capKey: string;
@@ -74,7 +73,7 @@ function entryOf(host: Host): SiteHost {
   let entry = entryMemo.get(host);
   if (!entry) {
     const cap = capacityOf(host);
-    entry = { host, key: hostKey(host), cap, capKey: capKey(cap) };
+    entry = { host, cap, capKey: capKey(cap) };
     entryMemo.set(host, entry);
   }
   return entry;
@@ -114,7 +113,7 @@ function buildIndex(hosts: readonly Host[]): HostIndex {
   const byMac = new Map<string, SiteHost[]>();
   const ineligible: SiteHost[] = [];
   for (const entry of all) {
-    if (!byKey.has(entry.key)) byKey.set(entry.key, entry);
+    if (!byKey.has(entry.host.key)) byKey.set(entry.host.key, entry);
     if (!entry.host.eligible) ineligible.push(entry);
     for (const mac of entry.host.macs) {
       const list = byMac.get(mac);
@@ -126,7 +125,7 @@ function buildIndex(hosts: readonly Host[]): HostIndex {
 }
 
 function byKeyThenOrigin(a: SiteHost, b: SiteHost): number {
-  return compareText(a.key, b.key) || compareText(a.host.origin, b.host.origin);
+  return compareText(a.host.key, b.host.key) || compareText(a.host.origin, b.host.origin);
 }
 
 function inOrder(entries: readonly SiteHost[]): boolean {
@@ -182,7 +181,7 @@ function patchIndex(
     const before = last.entries[i] as SiteHost;
     const entry = entryOf(host);
     if (
-      entry.key !== before.key ||
+      host.key !== before.host.key ||
       host.origin !== before.host.origin ||
       !sameList(host.macs, before.host.macs)
     )
@@ -190,7 +189,7 @@ function patchIndex(
     entries[i] = entry;
     swap.set(before, entry);
     hostSwap.set(before.host, host);
-    if ((keys.get(entry.key) ?? last.byKey.get(entry.key)) === before) keys.set(entry.key, entry);
+    if ((keys.get(host.key) ?? last.byKey.get(host.key)) === before) keys.set(host.key, entry);
     for (const mac of host.macs) {
       const list = macs.get(mac) ?? last.byMac.get(mac);
       if (list) macs.set(mac, replaced(list, before, entry));

@@ -28,6 +28,7 @@ function host(
 ): Host {
   const h: Host = {
     name,
+    key: name,
     nics: [],
     macs: [],
     sriov: false,

@@ -20,6 +20,7 @@ function host(name: string, o: HostOpts = {}): Host {
   const nics = (o.macs ?? []).map((mac) => ({ mac, ips: [] }));
   const h: Host = {
     name,
+    key: hostKey({ name, namespace: o.namespace }),
     nics,
     macs: identityMacs(o.boot, nics),
     sriov: o.sriov ?? false,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { identityMacs, type Host } from '../../../src/observe/types.js';
+import { hostKey } from '../../../src/observe/inventory/hosts.js';
 import { assignHosts, type Assignment, type PriorAssignment } from '../../../src/plan/assign.js';
 import type { ClusterModel } from '../../../src/validate/model.js';
 import {
@@ -25,7 +26,7 @@ const clusters = [
 /** What an index says, as plain data: every host's entry, lookups and classes. */
 function view(index: HostIndex): unknown {
   return {
-    all: index.all.map((e) => [e.key, e.host, e.cap]),
+    all: index.all.map((e) => [e.host.key, e.host, e.cap]),
     entries: index.entries.map((e) => e.host),
     byKey: hosts.map((h) => index.byKey.get(`metal3/${h.name}`)?.host),
     byMac: hosts.map((h) => index.byMac.get(h.bootMac as string)?.map((e) => e.host)),
@@ -39,7 +40,7 @@ function replace(list: Host[], n: number, over: Partial<Host>): Host[] {
   return list.map((h, i) => {
     if (i !== n - 1) return h;
     const next = { ...h, ...over };
-    return { ...next, macs: identityMacs(next.bootMac, next.nics) };
+    return { ...next, key: hostKey(next), macs: identityMacs(next.bootMac, next.nics) };
   });
 }
 

@@ -1,12 +1,16 @@
 import { identityMacs, type Host } from '../../../src/observe/types.js';
+import { hostKey } from '../../../src/observe/inventory/hosts.js';
 import type { AppliedCluster, AppliedState } from '../../../src/state/applied.js';
 import type { ClusterModel, NodeSpec, PackageSpec } from '../../../src/validate/model.js';
 import type { Lease } from '../../../src/observe/types.js';
 
-/** Host `n`; its identity MACs follow from `over`'s boot MAC and NICs, unless it gives them. */
+/**
+ * Host `n`; its key and identity MACs follow from `over`'s name, namespace, boot MAC and NICs,
+ * unless it gives them.
+ */
 export function host(n: number, over: Partial<Host> = {}): Host {
   const mac = `52:54:00:00:00:${n.toString(16).padStart(2, '0')}`;
-  const h: Omit<Host, 'macs'> & { macs?: readonly string[] } = {
+  const h: Omit<Host, 'key' | 'macs'> & Partial<Pick<Host, 'key' | 'macs'>> = {
     name: `node-${n}`,
     namespace: 'metal3',
     bootMac: mac,
@@ -20,7 +24,7 @@ export function host(n: number, over: Partial<Host> = {}): Host {
     origin: `hosts.yaml`,
     ...over,
   };
-  return { ...h, macs: h.macs ?? identityMacs(h.bootMac, h.nics) };
+  return { ...h, key: h.key ?? hostKey(h), macs: h.macs ?? identityMacs(h.bootMac, h.nics) };
 }
 
 export function leasesFor(hosts: Host[]): Map<string, Lease> {

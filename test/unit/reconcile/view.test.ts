@@ -48,6 +48,7 @@ describe('reconcile: the status page view', () => {
   const host: Host = {
     name: 'host-1',
     namespace: 'metal3',
+    key: 'metal3/host-1',
     nics: [],
     macs: [],
     sriov: false,

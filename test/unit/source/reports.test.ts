@@ -16,6 +16,7 @@ function inventoryReport(n: number): string {
     return {
       name: `host-${i}`,
       namespace: 'metal3',
+      key: `metal3/host-${i}`,
       bootMac: mac,
       nics: [
         { mac, ips: [`10.${(i >> 8) & 255}.${i & 255}.1`], name: 'eth0', model: '0x8086 0x1572' },
