@@ -176,6 +176,7 @@ export function renderHostsIni(
 ): string {
   const access = opts.access ?? { user: 'root', port: 22 };
   check(cluster, nodes, access);
+  const auth = login(flavour, access);
   const masters = nodes.filter((n) => n.roles.includes('master')).map((n) => n.name);
   const workers = nodes.filter((n) => n.roles.includes('worker')).map((n) => n.name);
   const sections: string[] = [];
@@ -183,7 +184,7 @@ export function renderHostsIni(
     sections.push(
       section(
         'all',
-        nodes.map((n) => `${n.name} ansible_ssh_host=${n.ip} ${login(flavour, access)}`),
+        nodes.map((n) => `${n.name} ansible_ssh_host=${n.ip} ${auth}`),
       ),
       section('kube-master', masters),
       section('kube-node', workers),
@@ -206,10 +207,7 @@ export function renderHostsIni(
     sections.push(
       section(
         'all',
-        nodes.map(
-          (n) =>
-            `${n.name} ansible_host=${n.ip} ${login(flavour, access)} ip=${n.ip} access_ip=${n.ip}`,
-        ),
+        nodes.map((n) => `${n.name} ansible_host=${n.ip} ${auth} ip=${n.ip} access_ip=${n.ip}`),
       ),
       section('kube_control_plane', masters),
       section('kube_node', workers),

@@ -387,7 +387,7 @@ function diffCluster(
     ? ''
     : renderHostsIni(
         { name, clusterType: cluster.clusterType, kubernetesVersion },
-        kept.map((n) => ({ name: n.name, ip: n.ip, roles: n.roles })),
+        kept,
         input.flavour,
         { etcd, podSubnet: pod.podSubnet, access: input.settings?.ssh },
       );
