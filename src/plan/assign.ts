@@ -96,7 +96,7 @@ export interface Slot {
   req: Requirements;
   /** "node-3 (not eligible: powered off)" when the node had to leave its applied host. */
   movedFrom?: string;
-  placed?: { entry: SiteHost; sticky: boolean; reason: string; failing?: Failure[] };
+  placed?: Placement;
   message?: string;
   closest?: NearMiss[];
 }
@@ -141,16 +141,8 @@ export function assignHosts(
   const placements: Placement[] = [];
   const unplaced: Unplaced[] = [];
   for (const s of slots) {
-    if (s.placed) {
-      placements.push({
-        cluster: s.cluster,
-        node: s.node.name,
-        host: s.placed.entry.host,
-        sticky: s.placed.sticky,
-        reason: s.placed.reason,
-        ...(s.placed.failing ? { failing: s.placed.failing } : {}),
-      });
-    } else {
+    if (s.placed) placements.push(s.placed);
+    else {
       unplaced.push({
         cluster: s.cluster,
         node: s.node.name,
@@ -203,8 +195,17 @@ export function place(
   failing?: Failure[],
 ): void {
   const why = !sticky && slot.movedFrom ? `moved from ${slot.movedFrom}; ${reason}` : reason;
-  slot.placed = { entry, sticky, reason: why, ...(failing ? { failing } : {}) };
-  site.takers.set(entry, { cluster: slot.cluster, node: slot.node.name, sticky });
+  const placed: Placement = {
+    cluster: slot.cluster,
+    node: slot.node.name,
+    host: entry.host,
+    sticky,
+    reason: why,
+  };
+  if (failing) placed.failing = failing;
+  slot.placed = placed;
+  // The placement is also the host's taker: it names the cluster and node that hold it.
+  site.takers.set(entry, placed);
 }
 
 /** What a host fails of a node's required terms, as one text ("" when it passes). */
