@@ -166,10 +166,11 @@ function hostFromObject(
     labels,
     eligible: reason === undefined,
     ineligibleReason: reason,
-    ...(consumer === undefined ? {} : { consumer }),
+    // Every field written, undefined or not: one literal, no spread to copy field by field.
+    consumer,
     macs: identityMacs(bootMac, nics),
     origin: o.origin ?? key,
-    ...(hardware ? { hardware } : {}),
+    hardware,
   };
 }
 
