@@ -15,6 +15,7 @@ export interface Taker {
   sticky: boolean;
 }
 
+/** A host as assignment compares it: its capacity, worked out once (entryOf). */
 export interface SiteHost {
   host: Host;
   cap: Capacity;
