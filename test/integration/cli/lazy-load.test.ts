@@ -83,6 +83,24 @@ describe('lazy loading: bpa validate and bpa --version load no heavy modules', f
     });
   }
 
+  it('the SSH layer loads node-ssh (and ssh2, 16 MiB of WebAssembly memory) only to connect', async () => {
+    // A serve whose clusters are all suspended, or have nothing to do, reaches no node.
+    const r = await modulesOf(
+      [
+        '--input-type=module',
+        '-e',
+        "await import('./dist/ssh/session.js'); await import('./dist/ssh/pool.js'); await import('./dist/ssh/connect.js');",
+      ],
+      dir,
+    );
+    assert.equal(r.code, 0);
+    assert.ok(
+      r.modules.some((m) => m.includes('/dist/ssh/connect.js')),
+      'the SSH layer was recorded',
+    );
+    assert.deepEqual(heavyIn(r.modules), []);
+  });
+
   it("bpa validate and bpa plan load neither ajv's schema compiler, the yaml package nor pino", async () => {
     // The schemas are compiled at development time (src/validate/compiled-schemas.ts), the
     // yaml package only writes reports and reads status, and neither command logs (its logger
