@@ -26,11 +26,11 @@ import {
   type ListPromise,
   type ObjectCache,
 } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
 import { explainApiError } from '../kube/api.js';
 import { TransientError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { parsePointer, type Problem } from '../util/problem.js';
+import { yamlText } from '../util/yaml-text.js';
 import { LocalSource } from './local-source.js';
 import type { SiteObjectRef, SiteSource, WatchedMetal3Object } from './site-source.js';
 
@@ -520,7 +520,7 @@ export class KubernetesSource implements SiteSource {
       m.generation !== undefined &&
       before.ref.generation === m.generation &&
       sameLabels(before.ref.labels, m.labels ?? {});
-    const text = same ? before.text : stringify(siteDocument(obj));
+    const text = same ? before.text : yamlText(siteDocument(obj));
     const ref: SiteObjectRef = {
       kind,
       namespace,

@@ -103,7 +103,7 @@ describe('lazy loading: bpa validate and bpa --version load no heavy modules', f
 
   it("bpa validate and bpa plan load neither ajv's schema compiler, the yaml package nor pino", async () => {
     // The schemas are compiled at development time (src/validate/compiled-schemas.ts), the
-    // yaml package only writes reports and reads status, and neither command logs (its logger
+    // yaml package only reads status and sops files, and neither command logs (its logger
     // is util/silent-logger.ts): none of them is a site's validation or plan. Checked on the
     // modules tsc wrote: the bundle holds the small packages (scripts/bundle.mjs) and keeps
     // the same lazy imports as chunks.
