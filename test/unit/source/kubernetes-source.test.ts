@@ -367,6 +367,41 @@ describe('operator mode: the inventory from the watch (fake API server)', functi
 
 describe('operator mode: the site files as written', function () {
   this.timeout(20_000);
+  it("keeps of an object's spec only the fields it reads itself: the document holds the rest, once", async () => {
+    const fake = await startFakeKube({ resources: SITE_TYPES });
+    const tmp = await mkdtemp(join(tmpdir(), 'bpa-ksrc-'));
+    const source = new KubernetesSource({
+      kubeConfig: fake.kubeConfig('ns'),
+      namespaces: ['ns'],
+      stateDir: tmp,
+      log: silentLogger(),
+    });
+    try {
+      const masters = [{ 'master-1': { 'mac-address': '52:54:00:00:00:01' } }];
+      fake.put({
+        apiVersion: 'bpa.akraino.org/v1alpha1',
+        kind: 'Cluster',
+        metadata: { name: 'east', namespace: 'ns' },
+        spec: { provisioningCR: 'east-p', softwareCR: 'east-s', deletionPolicy: 'Delete', masters },
+      });
+      await source.start();
+      const { siteDir } = await source.sync();
+      assert.deepEqual(
+        source.siteObjects().map((o) => o.spec),
+        [{ provisioningCR: 'east-p', softwareCR: 'east-s', deletionPolicy: 'Delete' }],
+      );
+      const loaded = await loadSite(siteDir, DEFAULT_LIMITS);
+      assert.deepEqual(
+        (loaded.documents[0]?.value as { spec: Record<string, unknown> }).spec['masters'],
+        masters,
+      );
+    } finally {
+      await source.stop();
+      await fake.stop();
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
+
   it('says what it wrote with its blob ids: a second load reads and parses no unchanged object again', async () => {
     const fake = await startFakeKube({ resources: SITE_TYPES });
     const tmp = await mkdtemp(join(tmpdir(), 'bpa-ksrc-'));
