@@ -744,8 +744,15 @@ function lister(
               _continue: cont,
             })
       ) as KubernetesListObject<KubernetesObject>;
-      if (eachItem) for (const item of page.items) eachItem(item);
-      items.push(...page.items);
+      if (!eachItem) items.push(...page.items);
+      else
+        for (const item of page.items) {
+          eachItem(item);
+          // The informer keeps a new object of what it compares on: the item itself, its
+          // other fields deleted by eachItem, would be a dictionary of ~500 bytes.
+          const { name, namespace, resourceVersion } = item.metadata ?? {};
+          items.push({ metadata: { name, namespace, resourceVersion } });
+        }
       // Custom objects come as the server's JSON: `continue`, not the typed `_continue`.
       cont = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
