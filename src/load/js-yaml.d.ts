@@ -58,6 +58,21 @@ declare module 'js-yaml' {
   export function loadAll(input: string, options?: LoadOptions): unknown[];
   export function loadAll(input: string, iterator: null, options?: LoadOptions): unknown[];
 
+  export interface DumpOptions {
+    schema?: Schema;
+    /** Longest line before folding; -1: never fold. */
+    lineWidth?: number;
+    /** Write a repeated object again instead of an anchor and aliases. */
+    noRefs?: boolean;
+    /** Do not quote what only YAML 1.1 reads as something else (`yes`, `on`, `n`). */
+    noCompatMode?: boolean;
+    quotingType?: "'" | '"';
+    /** Leave out keys whose value cannot be written (undefined) instead of throwing. */
+    skipInvalid?: boolean;
+  }
+
+  export function dump(value: unknown, options?: DumpOptions): string;
+
   export class YAMLException extends Error {
     reason: string;
     mark: { line: number; column: number; position: number };

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { parseReport } from '../source/site-source.js';
+import { INVENTORY_REPORT } from '../source/site-path.js';
 import type { ApplyPorts } from '../apply/ports.js';
 import type { ConfigFor } from '../config/options.js';
 import {
@@ -45,6 +46,10 @@ export interface ReconcilerOptions {
  */
 export class Reconciler {
   private last: ReconcileSummary | undefined;
+  /**
+   * The status reports of the last reconcile, for the summary and the objects' status: the
+   * site's and each cluster's. Not the inventory (every host, MiBs of text), which neither reads.
+   */
   private lastStatus: Map<string, string> | undefined;
   /** The clusters of the site as last read and checked (a rejected read keeps the ones before). */
   private siteClusters: string[] | undefined;
@@ -91,7 +96,10 @@ export class Reconciler {
       // A revision that could not be fetched or checked: nothing was done, nothing reported.
       if (ctx.step === 'source') throw err;
     }
-    if (ctx.reports) this.lastStatus = ctx.reports;
+    if (ctx.reports) {
+      this.lastStatus = new Map(ctx.reports);
+      this.lastStatus.delete(INVENTORY_REPORT);
+    }
     const summary = this.summarize(ctx);
     if (summary.error)
       summary.error = { ...summary.error, message: hideStateDir(summary.error.message, ctx) };
@@ -161,11 +169,6 @@ export class Reconciler {
     } catch (err: unknown) {
       this.opts.log.warn({ err: messageOf(err) }, 'status in the bootstrap cluster not written');
     }
-  }
-
-  /** The reports of the last reconcile, for the status API. */
-  status(): Map<string, string> | undefined {
-    return this.lastStatus;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { stringify } from 'yaml';
+import { yamlText } from '../util/yaml-text.js';
 import type { ExecutionSettings } from '../config/execution.js';
 import { resolveIp, type IpSource } from '../observe/inventory/ip.js';
 import type { HardwareFacts, Host, Lease } from '../observe/types.js';
@@ -103,7 +103,7 @@ export function buildInventoryReport(input: InventoryReportInput): string {
     metadata: { name: input.site },
     status: { observedAt: same ? prev.status.observedAt : input.now, ...body },
   };
-  return `# written by bpa; do not edit\n${stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })}`;
+  return `# written by bpa; do not edit\n${yamlText(doc)}`;
 }
 
 function withoutTime(status: InventoryStatusDoc['status']): Record<string, unknown> {

@@ -1,4 +1,4 @@
-import { stringify } from 'yaml';
+import { yamlText } from '../util/yaml-text.js';
 import type { ApplyResult, ClusterOutcome } from '../apply/engine.js';
 import type { FactsMap } from '../observe/facts.js';
 import { factsKey } from '../observe/facts.js';
@@ -619,7 +619,7 @@ function sortKeys<T>(o: Record<string, T>): Record<string, T> {
 
 /** Deterministic YAML: fixed key order (as built), no line folding, a header. */
 function renderDoc(doc: unknown): string {
-  return `# written by bpa; do not edit\n${stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })}`;
+  return `# written by bpa; do not edit\n${yamlText(doc)}`;
 }
 
 /**

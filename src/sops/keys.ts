@@ -37,7 +37,7 @@ export async function readAgeKeySecret(
   namespace: string,
   name: string,
 ): Promise<string[]> {
-  const { ApiException, CoreV1Api } = await import('@kubernetes/client-node');
+  const { ApiException, CoreV1Api } = await import('../kube/core-client.js');
   const source = `Secret ${namespace}/${name}`;
   let data: Record<string, string> | undefined;
   try {

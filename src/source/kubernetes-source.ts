@@ -26,11 +26,11 @@ import {
   type ListPromise,
   type ObjectCache,
 } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
 import { explainApiError } from '../kube/api.js';
 import { TransientError, messageOf } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { parsePointer, type Problem } from '../util/problem.js';
+import { yamlText } from '../util/yaml-text.js';
 import { LocalSource } from './local-source.js';
 import type { SiteObjectRef, SiteSource, WatchedMetal3Object } from './site-source.js';
 
@@ -53,8 +53,8 @@ interface Entry {
   /** The site file's path (site-relative) and text. */
   path: string;
   text: string;
-  /** What a change of starts a reconcile: the document, the requestedAt annotation, a deletion. */
-  fingerprint: string;
+  /** The requestedAt annotation: a change of it, of the text or a deletion starts a reconcile. */
+  requestedAt: string;
 }
 
 interface Watched {
@@ -520,7 +520,7 @@ export class KubernetesSource implements SiteSource {
       m.generation !== undefined &&
       before.ref.generation === m.generation &&
       sameLabels(before.ref.labels, m.labels ?? {});
-    const text = same ? before.text : stringify(siteDocument(obj));
+    const text = same ? before.text : yamlText(siteDocument(obj));
     const ref: SiteObjectRef = {
       kind,
       namespace,
@@ -531,17 +531,22 @@ export class KubernetesSource implements SiteSource {
       labels: m.labels ?? {},
       finalizers: m.finalizers ?? [],
       ...(m.deletionTimestamp ? { deletionTimestamp: String(m.deletionTimestamp) } : {}),
-      spec: ((obj as { spec?: Record<string, unknown> }).spec ?? {}) as Record<string, unknown>,
+      spec: refSpec((obj as { spec?: Record<string, unknown> }).spec),
     };
-    const fingerprint = `${text}\0${m.annotations?.[REQUESTED_AT] ?? ''}\0${ref.deletionTimestamp ?? ''}`;
-    this.entries.set(key, { ref, path: `objects/${key}.yaml`, text, fingerprint });
+    const requestedAt = m.annotations?.[REQUESTED_AT] ?? '';
+    this.entries.set(key, { ref, path: `objects/${key}.yaml`, text, requestedAt });
     // The informer's copy is compared by resourceVersion only: the rest (status, managedFields,
     // annotations) is not kept twice for 3,000 objects.
     const o = obj as KubernetesObject & Record<string, unknown>;
     for (const k of Object.keys(o)) if (k !== 'metadata') delete o[k];
     o.metadata = { name, namespace, resourceVersion: m.resourceVersion };
     // A status-only update (or bpa's own finalizer) changes nothing the plan reads.
-    if (before?.fingerprint !== fingerprint) this.changed(`${kind} ${namespace}/${name}`);
+    if (
+      before?.text !== text ||
+      before.requestedAt !== requestedAt ||
+      before.ref.deletionTimestamp !== ref.deletionTimestamp
+    )
+      this.changed(`${kind} ${namespace}/${name}`);
   }
 
   private siteObjectGone(kind: string, obj: KubernetesObject): void {
@@ -588,6 +593,17 @@ export function siteDocument(obj: KubernetesObject): Record<string, unknown> {
   const spec = (obj as { spec?: unknown }).spec;
   if (spec !== undefined) doc['spec'] = spec;
   return doc;
+}
+
+/** The fields of a spec read from the object itself (deletion, and the cluster it belongs to). */
+const REF_SPEC = ['provisioningCR', 'softwareCR', 'deletionPolicy'] as const;
+
+/**
+ * What of an object's spec is kept beside its document: the rest is the document's, which
+ * the load stage parses from the text; the whole spec would be the site held twice.
+ */
+function refSpec(spec: Record<string, unknown> | undefined): Record<string, unknown> {
+  return spec ? pick(spec, REF_SPEC) : {};
 }
 
 type Metal3Kind = WatchedMetal3Object['kind'];
@@ -728,8 +744,15 @@ function lister(
               _continue: cont,
             })
       ) as KubernetesListObject<KubernetesObject>;
-      if (eachItem) for (const item of page.items) eachItem(item);
-      items.push(...page.items);
+      if (!eachItem) items.push(...page.items);
+      else
+        for (const item of page.items) {
+          eachItem(item);
+          // The informer keeps a new object of what it compares on: the item itself, its
+          // other fields deleted by eachItem, would be a dictionary of ~500 bytes.
+          const { name, namespace, resourceVersion } = item.metadata ?? {};
+          items.push({ metadata: { name, namespace, resourceVersion } });
+        }
       // Custom objects come as the server's JSON: `continue`, not the typed `_continue`.
       cont = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;

@@ -18,6 +18,7 @@ export interface SiteObjectRef {
   finalizers: readonly string[];
   /** Set once the object is being deleted: it is then no part of the site. */
   deletionTimestamp?: string;
+  /** What of the spec bpa reads from the object: `provisioningCR`, `softwareCR`, `deletionPolicy`. */
   spec: Readonly<Record<string, unknown>>;
 }
 

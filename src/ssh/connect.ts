@@ -4,7 +4,7 @@
  * every way of failing turned into an ExecError with a code and a retry decision.
  */
 import type { EventEmitter } from 'node:events';
-import { NodeSSH, type Config } from 'node-ssh';
+import type { NodeSSH, Config } from 'node-ssh';
 import { ExecError } from '../util/exec-error.js';
 import { BpaError, messageOf, type RuntimeCode } from '../util/errors.js';
 import { HostKeyStore, negotiationFor, type HostKeyVerdict, type PinnedKey } from './host-keys.js';
@@ -115,6 +115,9 @@ export async function connect(
     config.tryKeyboard = true;
   }
 
+  // ssh2 sets up 16 MiB of WebAssembly memory as it loads: a serve that reaches no node
+  // (every cluster suspended, or nothing to do) never loads it.
+  const { NodeSSH } = await import('node-ssh');
   const ssh = new NodeSSH();
   const pending = ssh.connect(config);
   // node-ssh listens for errors only until the connection is ready; an error event without a

@@ -119,7 +119,7 @@ export async function readSecretCredentials(
   name: string,
 ): Promise<BootstrapCredentials> {
   // The Kubernetes client is large: loaded only when a Secret is read.
-  const { ApiException, CoreV1Api } = await import('@kubernetes/client-node');
+  const { ApiException, CoreV1Api } = await import('../kube/core-client.js');
   const source = `Secret ${namespace}/${name}`;
   let data: Record<string, string> | undefined;
   try {

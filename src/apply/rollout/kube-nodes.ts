@@ -1,4 +1,5 @@
-import { CoreV1Api, KubeConfig, type V1APIResourceList, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type V1APIResourceList, type V1Pod } from '@kubernetes/client-node';
+import { SharedAgentKubeConfig } from '../../kube/kubeconfig.js';
 import { explainApiError, httpStatus, serverMessage } from '../../kube/api.js';
 import { BpaError, StalledError, TransientError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
@@ -248,7 +249,7 @@ export class KubeNodeOps implements NodeOpsPort {
   private async api(cluster: string): Promise<CoreV1Api> {
     let api = this.clients.get(cluster);
     if (api) return api;
-    const kc = new KubeConfig();
+    const kc = new SharedAgentKubeConfig();
     try {
       kc.loadFromString(await this.opts.kubeconfig(cluster));
     } catch (err: unknown) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Lease } from '../types.js';
 import type { ParsedLeases } from './types.js';
 
@@ -8,7 +9,8 @@ export interface LeaseSource {
 }
 
 interface Parsed {
-  sources: readonly LeaseSource[];
+  /** Each file and a digest of its text: the text itself (every lease) is not held. */
+  sources: ReadonlyArray<{ file: string; digest: string }>;
   /** The clock the file was parsed at. */
   now: number;
   /** The first expiry among the leases kept and those warned about: from then on the result may differ. */
@@ -25,7 +27,8 @@ interface Parsed {
  * The clock matters only through expiry: each format keeps, per MAC, the unexpired lease that
  * expires last (select.ts), so while none of the leases kept has expired, a later clock keeps
  * the same ones; an earlier clock, or one past a kept lease's end, parses again. The text is
- * compared whole (a file replaced by another of the same size and time is read as new).
+ * compared whole, by its digest (a file replaced by another of the same size and time is read
+ * as new).
  * Only the files of the last read are kept.
  */
 export class LeaseCache {
@@ -42,7 +45,8 @@ export class LeaseCache {
     parse: () => ParsedLeases,
   ): ParsedLeases {
     const held = this.parsed.get(key);
-    if (held && now >= held.now && now < held.until && sameSources(held.sources, sources)) {
+    const read = sources.map((s) => ({ file: s.file, digest: digestOf(s.text) }));
+    if (held && now >= held.now && now < held.until && sameSources(held.sources, read)) {
       // The same leases; the problems as copies, each reconcile's own.
       return { leases: held.result.leases, problems: held.result.problems.map((p) => ({ ...p })) };
     }
@@ -51,7 +55,7 @@ export class LeaseCache {
     let until = result.until ?? Infinity;
     for (const l of result.leases)
       if (l.expires !== undefined && l.expires < until) until = l.expires;
-    this.parsed.set(key, { sources: sources.map((s) => ({ ...s })), now, until, result });
+    this.parsed.set(key, { sources: read, now, until, result });
     return result;
   }
 
@@ -75,6 +79,12 @@ export class LeaseCache {
   }
 }
 
-function sameSources(a: readonly LeaseSource[], b: readonly LeaseSource[]): boolean {
-  return a.length === b.length && a.every((s, i) => s.file === b[i]?.file && s.text === b[i]?.text);
+function sameSources(a: Parsed['sources'], b: Parsed['sources']): boolean {
+  return (
+    a.length === b.length && a.every((s, i) => s.file === b[i]?.file && s.digest === b[i]?.digest)
+  );
+}
+
+function digestOf(text: string): string {
+  return createHash('sha256').update(text).digest('base64');
 }

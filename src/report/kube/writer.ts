@@ -116,12 +116,14 @@ export class KubeStatusWriter {
       : undefined;
     const applied = new Map<string, Stored>();
     for (const d of desired ?? []) {
-      const stored = this.opts.statusOnly
-        ? await this.get(d.object.kind, d.object.metadata.name)
-        : await this.apply(d);
+      const { kind, metadata } = d.object;
+      // The object as applied, or (status only) as read for its status write: each object is
+      // read once per pass, not once more for the status.
+      const was = this.opts.statusOnly ? undefined : await this.apply(d);
+      const written = await this.writeStatus(d, reports, input, now, was);
+      const stored = written ? written.stored : (was ?? (await this.get(kind, metadata.name)));
       if (!stored) continue;
-      applied.set(`${d.object.kind}/${d.object.metadata.name}`, stored);
-      await this.writeStatus(d, reports, input, now);
+      applied.set(`${kind}/${metadata.name}`, stored);
     }
     if (desired && !this.opts.statusOnly) await this.prune(new Set(applied.keys()));
     for (const e of clusterEvents(input)) {
@@ -210,11 +212,12 @@ export class KubeStatusWriter {
     reports: Reports,
     input: KubeStatusInput,
     now: string,
-  ): Promise<void> {
+    was: Stored | undefined,
+  ): Promise<{ stored: Stored | undefined } | undefined> {
     const { kind } = d.object;
     const report = d.cluster ? reports.clusters.get(d.cluster) : undefined;
-    if (kind === 'Site' ? !reports.site : !report) return;
-    await this.patchStatus(kind, d.object.metadata.name, (current) => {
+    if (kind === 'Site' ? !reports.site : !report) return undefined;
+    const stored = await this.patchStatus(kind, d.object.metadata.name, was, (current) => {
       const common = {
         generation: current.metadata.generation ?? 1,
         previous: current.status,
@@ -239,6 +242,7 @@ export class KubeStatusWriter {
             });
       return statusPatch(current, status);
     });
+    return { stored };
   }
 
   /**
@@ -257,7 +261,7 @@ export class KubeStatusWriter {
       const actions = d.cluster ? working.get(d.cluster) : undefined;
       if (!actions) continue;
       const message = `applying ${actions.join(', ')}`;
-      await this.patchStatus(d.object.kind, d.object.metadata.name, (current) => {
+      await this.patchStatus(d.object.kind, d.object.metadata.name, undefined, (current) => {
         const generation = current.metadata.generation ?? 1;
         const conditions = conditionsOf(
           {
@@ -280,17 +284,19 @@ export class KubeStatusWriter {
   }
 
   /**
-   * A merge patch of an object's status made from the object as read now, guarded by its
-   * resourceVersion: a concurrent write (409) is read again and the patch made again.
+   * A merge patch of an object's status made from the object as read now (or as the apply
+   * just answered, `first`), guarded by its resourceVersion: a concurrent write (409) is read
+   * again and the patch made again. Returns the object the patch was made from.
    */
   private async patchStatus(
     kind: BpaKind,
     name: string,
+    first: Stored | undefined,
     build: (current: Stored) => Record<string, unknown>,
-  ): Promise<void> {
+  ): Promise<Stored | undefined> {
     for (let attempt = 1; ; attempt++) {
-      const current = await this.get(kind, name);
-      if (!current) return;
+      const current = attempt === 1 && first ? first : await this.get(kind, name);
+      if (!current) return undefined;
       const body = build(current);
       await this.opts.beforeStatusWrite?.(kind, name);
       try {
@@ -298,7 +304,7 @@ export class KubeStatusWriter {
           { ...this.path(kind), name, body, fieldManager: FIELD_MANAGER },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         );
-        return;
+        return current;
       } catch (err: unknown) {
         if (httpStatus(err) !== 409 || attempt >= 5)
           throw explainApiError(

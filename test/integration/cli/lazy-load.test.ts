@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,8 +38,23 @@ async function modulesOf(
 
 type Mode = 'bundle' | 'modules';
 
-const heavyIn = (modules: string[]): string[] =>
-  HEAVY.filter((h) => modules.some((m) => m.includes(`/node_modules/${h}/`)));
+/**
+ * The heavy modules loaded: from node_modules, or (the Kubernetes client, which
+ * scripts/bundle.mjs bundles for its tree-shaking) a chunk of the bundle holding it.
+ */
+const heavyIn = (modules: string[]): string[] => {
+  const loaded = HEAVY.filter((h) => modules.some((m) => m.includes(`/node_modules/${h}/`)));
+  const kube = HEAVY[0] as string;
+  const chunks = modules
+    .filter((m) => m.includes('/dist/bundle/'))
+    .map((m) => m.replace(/^file:\/\//, ''));
+  if (
+    !loaded.includes(kube) &&
+    chunks.some((m) => readFileSync(m, 'utf8').includes('var KubeConfig=class'))
+  )
+    loaded.unshift(kube);
+  return loaded;
+};
 
 describe('lazy loading: bpa validate and bpa --version load no heavy modules', function () {
   this.timeout(120_000);
@@ -48,6 +64,27 @@ describe('lazy loading: bpa validate and bpa --version load no heavy modules', f
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it('the recorder sees the Kubernetes client in a chunk of the bundle when one is loaded', async () => {
+    const chunk = readdirSync(join(ROOT, 'dist', 'bundle')).find(
+      (f) =>
+        f.endsWith('.js') &&
+        readFileSync(join(ROOT, 'dist', 'bundle', f), 'utf8').includes('var KubeConfig=class'),
+    );
+    assert.ok(chunk, 'a chunk holds the client');
+    // Tree-shaken: the API groups bpa uses, not the 65 of the client (a namespace import of
+    // the client, `await import('@kubernetes/client-node')`, would keep them all).
+    const groups = readFileSync(join(ROOT, 'dist', 'bundle', chunk), 'utf8').match(
+      /Observable[A-Za-z0-9]*Api=class/g,
+    );
+    assert.ok(groups && groups.length <= 10, `${groups?.length} API groups bundled`);
+    const r = await modulesOf(
+      ['--input-type=module', '-e', `await import('./dist/bundle/${chunk}');`],
+      dir,
+    );
+    assert.equal(r.code, 0);
+    assert.deepEqual(heavyIn(r.modules), ['@kubernetes/client-node']);
   });
 
   it('the recorder sees a heavy module when one is loaded', async () => {
@@ -83,9 +120,27 @@ describe('lazy loading: bpa validate and bpa --version load no heavy modules', f
     });
   }
 
+  it('the SSH layer loads node-ssh (and ssh2, 16 MiB of WebAssembly memory) only to connect', async () => {
+    // A serve whose clusters are all suspended, or have nothing to do, reaches no node.
+    const r = await modulesOf(
+      [
+        '--input-type=module',
+        '-e',
+        "await import('./dist/ssh/session.js'); await import('./dist/ssh/pool.js'); await import('./dist/ssh/connect.js');",
+      ],
+      dir,
+    );
+    assert.equal(r.code, 0);
+    assert.ok(
+      r.modules.some((m) => m.includes('/dist/ssh/connect.js')),
+      'the SSH layer was recorded',
+    );
+    assert.deepEqual(heavyIn(r.modules), []);
+  });
+
   it("bpa validate and bpa plan load neither ajv's schema compiler, the yaml package nor pino", async () => {
     // The schemas are compiled at development time (src/validate/compiled-schemas.ts), the
-    // yaml package only writes reports and reads status, and neither command logs (its logger
+    // yaml package only reads status and sops files, and neither command logs (its logger
     // is util/silent-logger.ts): none of them is a site's validation or plan. Checked on the
     // modules tsc wrote: the bundle holds the small packages (scripts/bundle.mjs) and keeps
     // the same lazy imports as chunks.

@@ -500,6 +500,41 @@ describe('the site in the bootstrap cluster (--kube-status) on a real kube-apise
     assert.equal(cluster.status?.history?.[0]?.totalReconciliations, 2, 'written after the 409');
   });
 
+  it('a status pass reads each object once: the apply answers it (git), or the read for its status write serves the pass (operator mode)', async () => {
+    await reconciler().reconcile('startup');
+    let objects = 0;
+    for (const plural of ['sites', 'clusters', 'provisionings', 'softwares'])
+      objects += (await names(plural)).length;
+    assert.ok(objects >= 4, `the site's objects: ${objects}`);
+    for (const statusOnly of [false, true]) {
+      // Every request bpa makes is authenticated by its KubeConfig: the GETs are counted there.
+      const kc = kube.env.bpaKubeConfig();
+      const reads: string[] = [];
+      const authenticate = kc.applySecurityAuthentication.bind(kc);
+      kc.applySecurityAuthentication = (context) => {
+        if (String(context.getHttpMethod()) === 'GET')
+          reads.push(new URL(context.getUrl()).pathname);
+        return authenticate(context);
+      };
+      writer = new KubeStatusWriter(kc, kube.env.namespace, silentLogger(), {
+        instance: 'test',
+        kubeconfigSecrets: true,
+        statusOnly,
+      });
+      await reconciler().reconcile('startup');
+      // Of one object each (`<plural>/<name>`): git mode's prune lists the kinds besides.
+      const objectReads = reads.filter((p) => /^[^/]+\/[^/]+$/.test(p.slice(base().length + 1)));
+      assert.equal(
+        objectReads.length,
+        objects,
+        `${statusOnly ? 'operator' : 'git'} mode, one read per object: ${objectReads.join(', ')}`,
+      );
+      const cluster = await get('clusters', 'east');
+      assert.equal(condition(cluster, 'Ready')?.status, 'True');
+      assert.equal(cluster.status?.history?.[0]?.totalReconciliations, statusOnly ? 3 : 2);
+    }
+  });
+
   it('a suspended cluster is Ready False, reason Suspended, and kstatus Current: never Failed', async () => {
     await writeSite(siteDir, { ...V1, clusterSpec: ['  suspend: true'] });
     await reconciler().reconcile('startup');

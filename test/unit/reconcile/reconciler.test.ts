@@ -413,6 +413,20 @@ describe('reconciler over in-memory ports', () => {
     assert.ok(!JSON.stringify(summary).includes(stateDir), 'nowhere in the summary');
   });
 
+  it('holds of its reports the status of the site and its clusters, not the inventory it wrote (every host)', async () => {
+    const r = reconciler();
+    const summary = await r.reconcile('startup');
+    assert.equal(summary.result, 'applied', JSON.stringify(summary.error));
+    assert.ok(source.reports.has('status/inventory.yaml'), 'the inventory was written');
+    // What the reconciler keeps between reconciles (for its summary and the objects' status).
+    const held = (r as unknown as { lastStatus: Map<string, string> }).lastStatus;
+    assert.deepEqual([...held.keys()].sort(), ['status/east.yaml', 'status/site.yaml']);
+    assert.deepEqual(
+      summary.clusters.map((c) => [c.name, c.phase]),
+      [['east', 'Ready']],
+    );
+  });
+
   it('keeps the site between reconciles: a change is read and parsed alone, with the same result', async () => {
     const lines: Array<Record<string, unknown>> = [];
     const log = pino(

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +17,8 @@ import { DEFAULT_LIMITS, loadSite } from '../../../src/load/index.js';
 import { waitFor } from '../../integration/apply/harness.js';
 import { fieldPath, hostFingerprint, siteDocument } from '../../../src/source/kubernetes-source.js';
 import { coalesce } from '../../../src/serve/operator.js';
+
+const INFORMER_OBJECTS = fileURLToPath(new URL('./fixtures/informer-objects.ts', import.meta.url));
 
 const SITE_TYPES = [
   ['sites', 'site', 'Site'],
@@ -367,6 +371,59 @@ describe('operator mode: the inventory from the watch (fake API server)', functi
 
 describe('operator mode: the site files as written', function () {
   this.timeout(20_000);
+  it('the informer of the hosts keeps a small object of each listed host, not the listed one with its fields deleted', async () => {
+    // V8's own word on the objects' layout: a deleted field turns an object into a dictionary.
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        ['--allow-natives-syntax', '--import', 'tsx', INFORMER_OBJECTS],
+        { timeout: 60_000 },
+        (err, stdout, stderr) =>
+          err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+      );
+    });
+    assert.deepEqual(JSON.parse(out), {
+      kept: 3,
+      fast: 3,
+      keys: ['metadata', 'metadata', 'metadata'],
+    });
+  });
+
+  it("keeps of an object's spec only the fields it reads itself: the document holds the rest, once", async () => {
+    const fake = await startFakeKube({ resources: SITE_TYPES });
+    const tmp = await mkdtemp(join(tmpdir(), 'bpa-ksrc-'));
+    const source = new KubernetesSource({
+      kubeConfig: fake.kubeConfig('ns'),
+      namespaces: ['ns'],
+      stateDir: tmp,
+      log: silentLogger(),
+    });
+    try {
+      const masters = [{ 'master-1': { 'mac-address': '52:54:00:00:00:01' } }];
+      fake.put({
+        apiVersion: 'bpa.akraino.org/v1alpha1',
+        kind: 'Cluster',
+        metadata: { name: 'east', namespace: 'ns' },
+        spec: { provisioningCR: 'east-p', softwareCR: 'east-s', deletionPolicy: 'Delete', masters },
+      });
+      await source.start();
+      const { siteDir } = await source.sync();
+      assert.deepEqual(
+        source.siteObjects().map((o) => o.spec),
+        [{ provisioningCR: 'east-p', softwareCR: 'east-s', deletionPolicy: 'Delete' }],
+      );
+      const loaded = await loadSite(siteDir, DEFAULT_LIMITS);
+      assert.deepEqual(
+        (loaded.documents[0]?.value as { spec: Record<string, unknown> }).spec['masters'],
+        masters,
+      );
+    } finally {
+      await source.stop();
+      await fake.stop();
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
+
   it('says what it wrote with its blob ids: a second load reads and parses no unchanged object again', async () => {
     const fake = await startFakeKube({ resources: SITE_TYPES });
     const tmp = await mkdtemp(join(tmpdir(), 'bpa-ksrc-'));

@@ -84,6 +84,15 @@ describe('observe/leases LeaseCache: a lease file parsed once per text', () => {
     assert.equal(back.leases.get('52:54:00:00:00:01')?.ip, '10.0.0.1');
   });
 
+  it("holds a digest of each file's text, not the text (every lease) between reads", async () => {
+    const cache = new LeaseCache();
+    await read(cache, NOW);
+    const held = (cache as unknown as { parsed: Map<string, { sources: object[] }> }).parsed;
+    const sources = [...held.values()].flatMap((p) => p.sources);
+    assert.equal(sources.length, 1);
+    assert.deepEqual(Object.keys(sources[0] as object).sort(), ['digest', 'file']);
+  });
+
   it('a file no longer read is forgotten; the merged map follows the files read', async () => {
     const cache = new LeaseCache();
     const other = join(dir, 'other.leases');
