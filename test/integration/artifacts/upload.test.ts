@@ -166,8 +166,8 @@ describe('bpa serve: artifact upload API', function () {
     );
   });
 
-  it('streams 100 MB to disk with flat memory', async () => {
-    const body = generated(100 * 1024 * 1024, 'hundred');
+  it('streams 144 MB to disk with flat memory', async () => {
+    const body = generated(144 * 1024 * 1024, 'hundred');
     const before = await srv.peakRssKiB();
     const r = await send(srv.url, 'PUT', '/api/v1/artifacts/images/big.img', {
       body: body.stream(),
@@ -175,10 +175,12 @@ describe('bpa serve: artifact upload API', function () {
     });
     assert.equal(r.status, 201, r.body);
     const after = await srv.peakRssKiB();
-    console.log(`    peak RSS of bpa serve: ${before} KiB before, ${after} KiB after 100 MB`);
-    assert.ok(after - before < 40 * 1024, `peak RSS grew by ${after - before} KiB`);
+    console.log(`    peak RSS of bpa serve: ${before} KiB before, ${after} KiB after 144 MB`);
+    // The socket's chunks, written and dropped, wait for the collector until Node.js's
+    // external-memory trigger (64 MiB) starts one: bounded by that, not by the file.
+    assert.ok(after - before < 64 * 1024, `peak RSS grew by ${after - before} KiB`);
     const head = await send(srv.url, 'HEAD', '/artifacts/images/big.img');
-    assert.equal(head.headers['content-length'], String(100 * 1024 * 1024));
+    assert.equal(head.headers['content-length'], String(144 * 1024 * 1024));
   });
 
   it('refuses a wrong checksum with 400 and keeps nothing', async () => {
