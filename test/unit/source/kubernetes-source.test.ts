@@ -390,15 +390,7 @@ describe('operator mode: the site files as written', function () {
   });
 
   it("keeps of an object's spec only the fields it reads itself: the document holds the rest, once", async () => {
-    const fake = await startFakeKube({ resources: SITE_TYPES });
-    const tmp = await mkdtemp(join(tmpdir(), 'bpa-ksrc-'));
-    const source = new KubernetesSource({
-      kubeConfig: fake.kubeConfig('ns'),
-      namespaces: ['ns'],
-      stateDir: tmp,
-      log: silentLogger(),
-    });
-    try {
+    await withSource(async (fake, source) => {
       const masters = [{ 'master-1': { 'mac-address': '52:54:00:00:00:01' } }];
       fake.put({
         apiVersion: 'bpa.akraino.org/v1alpha1',
@@ -417,23 +409,11 @@ describe('operator mode: the site files as written', function () {
         (loaded.documents[0]?.value as { spec: Record<string, unknown> }).spec['masters'],
         masters,
       );
-    } finally {
-      await source.stop();
-      await fake.stop();
-      await rm(tmp, { recursive: true, force: true });
-    }
+    });
   });
 
   it('says what it wrote with its blob ids: a second load reads and parses no unchanged object again', async () => {
-    const fake = await startFakeKube({ resources: SITE_TYPES });
-    const tmp = await mkdtemp(join(tmpdir(), 'bpa-ksrc-'));
-    const source = new KubernetesSource({
-      kubeConfig: fake.kubeConfig('ns'),
-      namespaces: ['ns'],
-      stateDir: tmp,
-      log: silentLogger(),
-    });
-    try {
+    await withSource(async (fake, source) => {
       for (const name of ['east', 'west'])
         fake.put({
           apiVersion: 'bpa.akraino.org/v1alpha1',
@@ -463,10 +443,27 @@ describe('operator mode: the site files as written', function () {
       });
       await load();
       assert.deepEqual(cache.counts, { read: 1, reused: 1, parsed: 1 });
-    } finally {
-      await source.stop();
-      await fake.stop();
-      await rm(tmp, { recursive: true, force: true });
-    }
+    });
   });
 });
+
+/** A source over a fake API server of the site's kinds in namespace ns, stopped after `run`. */
+async function withSource(
+  run: (fake: FakeKube, source: KubernetesSource) => Promise<void>,
+): Promise<void> {
+  const fake = await startFakeKube({ resources: SITE_TYPES });
+  const tmp = await mkdtemp(join(tmpdir(), 'bpa-ksrc-'));
+  const source = new KubernetesSource({
+    kubeConfig: fake.kubeConfig('ns'),
+    namespaces: ['ns'],
+    stateDir: tmp,
+    log: silentLogger(),
+  });
+  try {
+    await run(fake, source);
+  } finally {
+    await source.stop();
+    await fake.stop();
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
