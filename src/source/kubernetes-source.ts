@@ -537,9 +537,7 @@ export class KubernetesSource implements SiteSource {
     this.entries.set(key, { ref, path: `objects/${key}.yaml`, text, requestedAt });
     // The informer's copy is compared by resourceVersion only: the rest (status, managedFields,
     // annotations) is not kept twice for 3,000 objects.
-    const o = obj as KubernetesObject & Record<string, unknown>;
-    for (const k of Object.keys(o)) if (k !== 'metadata') delete o[k];
-    o.metadata = { name, namespace, resourceVersion: m.resourceVersion };
+    slim(obj);
     // A status-only update (or bpa's own finalizer) changes nothing the plan reads.
     if (
       before?.text !== text ||
@@ -563,12 +561,7 @@ export class KubernetesSource implements SiteSource {
     if (!('spec' in o) && !('status' in o)) return; // slimmed already, as listed
     const object = watchedObject(kind, o);
     const print = createHash('sha256').update(printOf(object)).digest('base64');
-    for (const k of Object.keys(o)) if (k !== 'metadata') delete o[k];
-    o.metadata = {
-      name: obj.metadata?.name,
-      namespace: obj.metadata?.namespace,
-      resourceVersion: obj.metadata?.resourceVersion,
-    };
+    slim(obj);
     const key = `${kind}/${object.origin}`;
     const before = this.metal3.get(key);
     // Unchanged for the plan: the object it was built from stays the same one.
@@ -668,6 +661,20 @@ function printOf(o: WatchedMetal3Object): string {
   return JSON.stringify([o.metadata.labels ?? {}, o.spec ?? null, o.status ?? null]);
 }
 
+/** What an informer compares an object by, as a new object: name, namespace, resourceVersion. */
+function informerCopy(o: KubernetesObject): KubernetesObject {
+  const { name, namespace, resourceVersion } = o.metadata ?? {};
+  return { metadata: { name, namespace, resourceVersion } };
+}
+
+/** An informer's own copy of an object, cut down in place to what informerCopy keeps. */
+function slim(o: KubernetesObject): void {
+  const kept = informerCopy(o).metadata;
+  const fields = o as KubernetesObject & Record<string, unknown>;
+  for (const k of Object.keys(fields)) if (k !== 'metadata') delete fields[k];
+  o.metadata = kept;
+}
+
 function pick(from: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
@@ -750,8 +757,7 @@ function lister(
           eachItem(item);
           // The informer keeps a new object of what it compares on: the item itself, its
           // other fields deleted by eachItem, would be a dictionary of ~500 bytes.
-          const { name, namespace, resourceVersion } = item.metadata ?? {};
-          items.push({ metadata: { name, namespace, resourceVersion } });
+          items.push(informerCopy(item));
         }
       // Custom objects come as the server's JSON: `continue`, not the typed `_continue`.
       cont = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
